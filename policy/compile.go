@@ -1,0 +1,156 @@
+package policy
+
+import (
+	"strings"
+	"time"
+)
+
+// Policy is a compiled robots.txt: it answers [Policy.Match] queries. A
+// Policy is immutable and safe for concurrent use; swap a new one in (for
+// example through an atomic.Pointer) to change the rules.
+type Policy struct {
+	src     *Robots
+	byToken map[string]*group
+	global  *group
+}
+
+// group is the merged, compiled form of every group naming one token.
+type group struct {
+	agent      string
+	rules      []Rule
+	m          matcher
+	crawlDelay time.Duration
+}
+
+// Compile returns the Policy for r. It works on a copy, so r may be edited
+// afterwards without changing the Policy. Groups that name the same agent
+// are merged; a group naming several agents applies to each of them.
+func Compile(r *Robots) *Policy {
+	src := r.Clone()
+	p := &Policy{src: src, byToken: map[string]*group{}}
+	for _, tok := range src.Agents() {
+		g := &group{agent: tok}
+		delaySet := false
+		for _, sg := range src.Groups {
+			for _, a := range sg.Agents {
+				if a.Token() != tok {
+					continue
+				}
+				g.rules = append(g.rules, sg.Rules...)
+				if d, ok := sg.CrawlDelay(); ok && !delaySet {
+					g.crawlDelay, delaySet = d, true
+				}
+				break
+			}
+		}
+		g.m = newMatcher(g.rules)
+		if tok == "*" {
+			p.global = g
+		} else {
+			p.byToken[tok] = g
+		}
+	}
+	return p
+}
+
+// Robots returns a copy of the model the Policy was compiled from.
+func (p *Policy) Robots() *Robots {
+	return p.src.Clone()
+}
+
+// Result is the answer to a [Policy.Match] query.
+type Result struct {
+	// Allowed reports whether the agent may fetch the target.
+	Allowed bool
+	// Agent is the product token whose group applied, "*" for the global
+	// group, or "" when no group applies (everything is allowed).
+	Agent string
+	// Rule is the deciding rule, or nil when no rule matched (the target is
+	// allowed) or the target is /robots.txt. It points into the Policy and
+	// must not be modified.
+	Rule *Rule
+	// CrawlDelay is the Crawl-delay of the group that applied, 0 if none.
+	CrawlDelay time.Duration
+}
+
+// maxStackTarget is the size of the buffer Match normalises a target into
+// without allocating; longer targets that need normalising allocate.
+const maxStackTarget = 1024
+
+// Match reports whether a crawler may fetch target, a request target such
+// as "/path?query" (see [TargetOf] for URLs), and which rule decided.
+//
+// tokens are the crawler's product tokens, most specific first, e.g.
+// {"googlebot-image", "googlebot"}: the first token that a group names
+// selects the group, and the "*" group applies only when none does. Tokens
+// are read with [ProductToken], so "Googlebot/2.1" works too; passing
+// lower-case tokens avoids the conversion.
+//
+// The longest matching pattern decides and Allow wins a tie; with no
+// matching rule the target is allowed. /robots.txt is always allowed (RFC
+// 9309 section 2.2.2). Target and patterns are compared in the normal form
+// of [NormalizeTarget].
+//
+// Match does not allocate unless the target needs normalising and is longer
+// than 1 KiB.
+func (p *Policy) Match(tokens []string, target string) Result {
+	g := p.lookup(tokens)
+	if g == nil {
+		return Result{Allowed: true}
+	}
+	res := Result{Allowed: true, Agent: g.agent, CrawlDelay: g.crawlDelay}
+	var buf [maxStackTarget]byte
+	t := normalizeTargetInto(buf[:], target)
+	if isRobotsTxt(t) {
+		return res
+	}
+	if i := g.m.match(t); i >= 0 {
+		c := &g.m.rules[i]
+		res.Allowed = c.allow
+		res.Rule = c.rule
+	}
+	return res
+}
+
+func isRobotsTxt(t string) bool {
+	const p = "/robots.txt"
+	return strings.HasPrefix(t, p) && (len(t) == len(p) || t[len(p)] == '?')
+}
+
+// lookup returns the group for the first token that names one, else the
+// global group, else nil.
+func (p *Policy) lookup(tokens []string) *group {
+	for _, t := range tokens {
+		if isCanonicalToken(t) {
+			if g := p.byToken[t]; g != nil {
+				return g
+			}
+			continue
+		}
+		var buf [64]byte
+		if tokenLen(t) > len(buf) {
+			if g := p.byToken[ProductToken(t)]; g != nil {
+				return g
+			}
+			continue
+		}
+		b := appendToken(buf[:0], t)
+		if len(b) == 0 {
+			continue
+		}
+		if g := p.byToken[string(b)]; g != nil {
+			return g
+		}
+	}
+	return p.global
+}
+
+// Agents returns the product tokens that have a group, "*" included.
+func (p *Policy) Agents() []string {
+	return p.src.Agents()
+}
+
+// Sitemaps returns the Sitemap URLs of the file.
+func (p *Policy) Sitemaps() []string {
+	return p.src.Values(KeySitemap)
+}

@@ -1,0 +1,36 @@
+// Package policy parses, lints, compiles, matches and generates robots.txt
+// files as specified by [RFC 9309], following Google's reference parser
+// ([google/robotstxt]) where the RFC is silent.
+//
+// The main types are:
+//
+//   - [Robots], the parsed, editable model of a robots.txt file: groups of
+//     user agents with their Allow and Disallow [Rule]s and other [Field]s,
+//     plus file-wide fields such as Sitemap. [Parse] builds it from bytes
+//     and never fails; [Robots.Lint] reports what was odd about the input.
+//   - [Policy], an immutable, compiled form of a [Robots] that answers
+//     [Policy.Match] queries in time proportional to the length of the
+//     request target and without allocating. A Policy is safe for
+//     concurrent use.
+//   - [Robots.Generate], which writes a model back as canonical robots.txt
+//     text that parses to the same answers.
+//
+// robotsguard deliberately departs from the reference parser where
+// enforcement needs it; each departure is documented where it is
+// implemented and pinned by a test:
+//
+//   - /robots.txt is always allowed (RFC 9309 section 2.2.2).
+//   - Request targets and patterns are compared after the same
+//     normalisation ([NormalizeTarget]): octets that need no encoding are
+//     decoded, hex digits are upper-cased, non-ASCII octets are encoded, a
+//     literal "*" or "$" is written %2A or %24, and dot-segments are
+//     removed, so that a rogue bot cannot slip past a rule by re-spelling a
+//     path.
+//   - A product token is the leading run of letters, digits, "_" and "-",
+//     lower-cased ([ProductToken]); tokens are never matched by prefix.
+//   - A Sitemap line does not end a run of User-agent lines (RFC 9309
+//     section 2.2.4), whereas the reference parser starts a new group.
+//
+// [RFC 9309]: https://www.rfc-editor.org/rfc/rfc9309.html
+// [google/robotstxt]: https://github.com/google/robotstxt
+package policy

@@ -1,0 +1,90 @@
+package policy
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Generate writes r as canonical robots.txt text: deterministic, with keys
+// in their canonical spelling (typos corrected), and round-trip safe:
+// parsing the output gives the same answer as r for every query.
+//
+// The layout is: file-wide fields that must precede the groups (QueryParam
+// defaults and unknown fields), then each group with its User-agent lines,
+// its other fields and its rules, groups separated by a blank line, then
+// Sitemap, Host, Domain and IndexPage. A group with neither rules nor fields
+// gets an empty "Disallow:" line, which allows everything as the empty group
+// did but keeps the next group's User-agent lines from joining it. Rules that
+// stood before any User-agent line had no effect and are written as
+// comments.
+func (r *Robots) Generate() []byte {
+	var b bytes.Buffer
+	var tail []Field
+	for _, f := range r.Fields {
+		switch f.Key {
+		case KeySitemap, KeyHost, KeyDomain, KeyIndexPage:
+			tail = append(tail, f)
+		case KeyAllow, KeyDisallow:
+			b.WriteString("# ignored, before any User-agent line: ")
+			writeLine(&b, f.Key, f.Value)
+		default:
+			writeLine(&b, f.Key, f.Value)
+		}
+	}
+	for _, g := range r.Groups {
+		if len(g.Agents) == 0 {
+			continue // applies to no crawler
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		for _, a := range g.Agents {
+			writeLine(&b, KeyUserAgent, a.Name)
+		}
+		for _, f := range g.Fields {
+			writeLine(&b, f.Key, f.Value)
+		}
+		for _, rule := range g.Rules {
+			writeLine(&b, rule.Verb(), escapePatternText(rule.Pattern))
+		}
+		if len(g.Rules) == 0 && len(g.Fields) == 0 {
+			writeLine(&b, KeyDisallow, "")
+		}
+	}
+	if len(tail) > 0 && b.Len() > 0 {
+		b.WriteByte('\n')
+	}
+	for _, f := range tail {
+		writeLine(&b, f.Key, f.Value)
+	}
+	return b.Bytes()
+}
+
+// writeLine writes "key: value\n". Line ends and '#' in programmatically
+// added values would change the file's structure, so they are dropped.
+func writeLine(b *bytes.Buffer, key, value string) {
+	b.WriteString(cleanText(key))
+	b.WriteByte(':')
+	if value = cleanText(value); value != "" {
+		b.WriteByte(' ')
+		b.WriteString(value)
+	}
+	b.WriteByte('\n')
+}
+
+func cleanText(s string) string {
+	if !strings.ContainsAny(s, "\r\n#") {
+		return s
+	}
+	s = strings.NewReplacer("\r", " ", "\n", " ", "#", "").Replace(s)
+	return trimSpace(s)
+}
+
+// patternEscaper writes the characters of a pattern that would change the
+// line's meaning as the escapes they are equivalent to after normalisation:
+// '#' would start a comment, white space at either end would be trimmed.
+var patternEscaper = strings.NewReplacer("#", "%23", " ", "%20", "\t", "%09", "\r", "%0D", "\n", "%0A", "\v", "%0B", "\f", "%0C")
+
+func escapePatternText(p string) string {
+	return patternEscaper.Replace(p)
+}
