@@ -57,6 +57,11 @@ func (r *Robots) Generate() []byte {
 	for _, f := range tail {
 		writeLine(&b, f.Key, f.Value)
 	}
+	if out := b.Bytes(); len(out) > 0 && out[0] == 0xEF {
+		// Parse skips a (partial) byte order mark, which would eat the start
+		// of a key that begins with the same byte.
+		return append([]byte{'\n'}, out...)
+	}
 	return b.Bytes()
 }
 

@@ -1,0 +1,249 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+// refAllowed is a plain, obviously-correct matcher over the parsed model: it
+// selects the groups for the first token that has one (else "*"), tries every
+// rule with a textbook wildcard matcher and keeps the longest match, Allow
+// winning ties. The compiled matcher must always agree with it.
+func refAllowed(r *Robots, tokens []string, target string) (allowed bool, line int) {
+	t := NormalizeTarget(target)
+	if t == "/robots.txt" || strings.HasPrefix(t, "/robots.txt?") {
+		return true, 0
+	}
+	var rules []Rule
+	found := false
+	for _, tok := range tokens {
+		pt := ProductToken(tok)
+		if pt == "" {
+			continue
+		}
+		for _, g := range r.Groups {
+			for _, a := range g.Agents {
+				if a.Token() == pt {
+					rules = append(rules, g.Rules...)
+					found = true
+					break
+				}
+			}
+		}
+		if found {
+			break
+		}
+	}
+	if !found {
+		for _, g := range r.Groups {
+			for _, a := range g.Agents {
+				if a.Token() == "*" {
+					rules = append(rules, g.Rules...)
+					break
+				}
+			}
+		}
+	}
+	best, bestAllow, bestLine := -1, false, 0
+	for _, rule := range rules {
+		np := normalizePattern(rule.Pattern)
+		if np == "" {
+			continue
+		}
+		cands := []string{np}
+		if s := strings.LastIndexByte(np, '/'); rule.Allow && s >= 0 && strings.HasPrefix(np[s:], "/index.htm") {
+			cands = append(cands, np[:s+1]+"$")
+		}
+		for _, c := range cands {
+			if !globMatch(c, t) {
+				continue
+			}
+			if len(c) > best || len(c) == best && rule.Allow && !bestAllow {
+				best, bestAllow, bestLine = len(c), rule.Allow, rule.Line
+			}
+		}
+	}
+	if best < 0 {
+		return true, 0
+	}
+	return bestAllow, bestLine
+}
+
+// globMatch reports whether pattern p matches a prefix of s: '*' matches any
+// run of bytes and a final '$' anchors the end. It is the textbook dynamic
+// programme over (pattern position, string position).
+func globMatch(p, s string) bool {
+	anchored := strings.HasSuffix(p, "$")
+	if anchored {
+		p = p[:len(p)-1]
+	}
+	// reach[j] reports whether p[:i] can match s[:j].
+	reach := make([]bool, len(s)+1)
+	reach[0] = true
+	for i := 0; i < len(p); i++ {
+		next := make([]bool, len(s)+1)
+		for j := 0; j <= len(s); j++ {
+			if !reach[j] {
+				continue
+			}
+			if p[i] == '*' {
+				for k := j; k <= len(s); k++ {
+					next[k] = true
+				}
+				break
+			}
+			if j < len(s) && s[j] == p[i] {
+				next[j+1] = true
+			}
+		}
+		reach = next
+	}
+	if anchored {
+		return reach[len(s)]
+	}
+	for _, ok := range reach {
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+var fuzzSeeds = []struct{ robots, agent, target string }{
+	{"User-Agent: *\nDisallow: *.gif$\nDisallow: /example/\nAllow: /publications/\n\nUser-Agent: foobot\nDisallow:/\nAllow:/example/page.html\n", "foobot", "/example/page.html"},
+	{"user-agent: *\ndisallow: /x*y*z$\nallow: /x\n", "a", "/x1y2z"},
+	{"user-agent: a\ndisallow: /\nallow: /$\nallow: /a/index.html\n", "a", "/a/"},
+	{"user-agent: *\ndisallow: /%7Esam/\ndisallow: /caf\xC3\xA9\n", "b", "/~sam/x"},
+	{"\xEF\xBB\xBFuser-agent: googlebot\r\ndisallow: /p\rallow: /p/q\n", "Googlebot/2.1", "/p/q/../r"},
+	{"user-agent: *\ndisallow: /*?\ndisallow: /a**b*$\n", "x", "/aab?"},
+	{"useragent a\ndiasllow /x\nsitemap: http://e/s\nuser-agent: b\nallow: /x/y\n", "a", "/x/y"},
+}
+
+// FuzzParse: parsing, linting, compiling and generating never panic on any
+// bytes.
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s.robots))
+	}
+	f.Add([]byte("<html><body>404</body></html>"))
+	f.Add([]byte{0, 0xff, '\r', '\n', '#', ':'})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := Parse(data)
+		for _, d := range r.Lint() {
+			if d.Line < 1 {
+				t.Fatalf("diagnostic without a line: %v", d)
+			}
+		}
+		_ = r.Err()
+		p := Compile(r)
+		p.Match([]string{"a"}, string(data))
+		_ = r.Generate()
+	})
+}
+
+// FuzzMatch: the compiled matcher agrees with refAllowed, for whole files.
+func FuzzMatch(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s.robots, s.agent, s.target)
+	}
+	f.Fuzz(func(t *testing.T, robots, agent, target string) {
+		r := Parse([]byte(robots))
+		res := Compile(r).Match([]string{agent}, target)
+		want, line := refAllowed(r, []string{agent}, target)
+		if res.Allowed != want {
+			t.Fatalf("Match(%q, %q) = %v (rule %v), reference says %v (line %d)\nrobots.txt:\n%s", agent, target, res.Allowed, res.Rule, want, line, robots)
+		}
+		if res.Rule != nil && res.Rule.Line != line && want == res.Allowed {
+			// Several rules may tie; the deciding one must at least tie.
+			if ok, _ := refAllowed(&Robots{Groups: []*Group{{Agents: []Agent{{Name: "*"}}, Rules: []Rule{*res.Rule}}}}, nil, target); ok != res.Allowed {
+				t.Fatalf("Match(%q, %q) names rule %v, which does not decide that way", agent, target, res.Rule)
+			}
+		}
+	})
+}
+
+// FuzzMatchRules stresses the matcher with many patterns: each line of rules
+// is a pattern, alternately Disallow and Allow, in one "*" group.
+func FuzzMatchRules(f *testing.F) {
+	f.Add("/a\n/a*b$\n/*.php\n/a/b/c\n/a/$\n*", "/a/b.php")
+	f.Add("/x*y*z$\n/x*y\n/x\n/xy*$", "/x1y2z")
+	f.Add("/p%2A\n/p*\n/p$", "/p*")
+	f.Add("/abc\n/ab\n/a\n/abcd$\n/ab*d", "/abcd")
+	f.Fuzz(func(t *testing.T, rules, target string) {
+		var b strings.Builder
+		b.WriteString("user-agent: *\n")
+		for i, p := range strings.Split(rules, "\n") {
+			if i%2 == 0 {
+				b.WriteString("disallow: ")
+			} else {
+				b.WriteString("allow: ")
+			}
+			b.WriteString(p)
+			b.WriteByte('\n')
+		}
+		r := Parse([]byte(b.String()))
+		got := Compile(r).Match(nil, target).Allowed
+		if want, _ := refAllowed(r, nil, target); got != want {
+			t.Fatalf("Match(%q) = %v, reference says %v\nrobots.txt:\n%s", target, got, want, b.String())
+		}
+	})
+}
+
+// FuzzRoundTrip: parsing the generated text gives the same answers as the
+// original for the query and for every pattern of the file used as a target.
+func FuzzRoundTrip(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s.robots, s.agent, s.target)
+	}
+	f.Fuzz(func(t *testing.T, robots, agent, target string) {
+		r := Parse([]byte(robots))
+		gen := r.Generate()
+		r2 := Parse(gen)
+		if again := r2.Generate(); string(Parse(again).Generate()) != string(again) {
+			t.Fatalf("generated text is not stable:\n%s\n---\n%s", again, Parse(again).Generate())
+		}
+		p1, p2 := Compile(r), Compile(r2)
+		targets := []string{target, "/"}
+		agents := append([]string{agent, "*", "zzz"}, r.Agents()...)
+		for _, g := range r.Groups {
+			for _, rule := range g.Rules {
+				targets = append(targets, rule.Pattern, strings.TrimRight(rule.Pattern, "$*"))
+			}
+		}
+		for _, a := range agents {
+			for _, tg := range targets {
+				x, y := p1.Match([]string{a}, tg), p2.Match([]string{a}, tg)
+				if x.Allowed != y.Allowed || x.Agent != y.Agent || x.CrawlDelay != y.CrawlDelay {
+					t.Fatalf("Match(%q, %q): original %+v, round trip %+v\noriginal:\n%s\ngenerated:\n%s", a, tg, x, y, robots, gen)
+				}
+			}
+		}
+	})
+}
+
+// FuzzNormalizeTarget: normalisation is idempotent and never yields a
+// dot-segment, so a normalised target cannot be re-spelled further.
+func FuzzNormalizeTarget(f *testing.F) {
+	for _, s := range []string{"/a/../b", "/%2e%2E/x", "/caf\xC3\xA9?q=%7e", "/a%zz", "//x/./y/..", "?q", "/a/.%2e/b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n := NormalizeTarget(s)
+		if n2 := NormalizeTarget(n); n2 != n {
+			t.Fatalf("NormalizeTarget(%q) = %q, but NormalizeTarget(%q) = %q", s, n, n, n2)
+		}
+		if n == "" || n[0] != '/' {
+			t.Fatalf("NormalizeTarget(%q) = %q does not start with '/'", s, n)
+		}
+		path, _, _ := strings.Cut(n, "?")
+		for _, seg := range strings.Split(path, "/") {
+			if seg == "." || seg == ".." {
+				t.Fatalf("NormalizeTarget(%q) = %q keeps a dot-segment", s, n)
+			}
+		}
+		var buf [16]byte
+		if got := normalizeTargetInto(buf[:], s); got != n {
+			t.Fatalf("normalizeTargetInto(%q) = %q, NormalizeTarget = %q", s, got, n)
+		}
+	})
+}
