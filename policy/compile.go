@@ -99,17 +99,34 @@ func (p *Policy) Match(tokens []string, target string) Result {
 		return Result{Allowed: true}
 	}
 	res := Result{Allowed: true, Agent: g.agent, CrawlDelay: g.crawlDelay}
-	var buf [maxStackTarget]byte
-	t := normalizeTargetInto(buf[:], target)
-	if isRobotsTxt(t) {
+	if !isCanonicalTarget(target) {
+		// Kept out of line: the buffer would otherwise be zeroed on every
+		// call, which costs more than the match itself.
+		g.matchNormalized(&res, target)
 		return res
+	}
+	g.matchCanonical(&res, target)
+	return res
+}
+
+// matchNormalized normalises target into a stack buffer and matches it.
+//
+//go:noinline
+func (g *group) matchNormalized(res *Result, target string) {
+	var buf [maxStackTarget]byte
+	g.matchCanonical(res, normalizeTargetInto(buf[:], target))
+}
+
+// matchCanonical matches a target that is already in normal form.
+func (g *group) matchCanonical(res *Result, t string) {
+	if isRobotsTxt(t) {
+		return
 	}
 	if i := g.m.match(t); i >= 0 {
 		c := &g.m.rules[i]
 		res.Allowed = c.allow
 		res.Rule = c.rule
 	}
-	return res
 }
 
 func isRobotsTxt(t string) bool {

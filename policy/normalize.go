@@ -14,6 +14,7 @@ var (
 	pathDecode   [256]bool // a %XX escape of this octet is decoded in a path
 	queryLiteral [256]bool // may appear unescaped in a canonical query
 	queryDecode  [256]bool // a %XX escape of this octet is decoded in a query
+	plainPath    [256]bool // pathLiteral without '.', which needs a closer look
 )
 
 func init() {
@@ -32,6 +33,8 @@ func init() {
 	for _, c := range []byte(unreserved) {
 		queryDecode[c] = true
 	}
+	plainPath = pathLiteral
+	plainPath['.'] = false
 }
 
 const upperHex = "0123456789ABCDEF"
@@ -92,6 +95,9 @@ func isCanonicalTarget(s string) bool {
 	inQuery := false
 	for i := 1; i < len(s); i++ {
 		c := s[i]
+		if plainPath[c] && !inQuery {
+			continue // the common case: one table lookup per byte
+		}
 		if inQuery {
 			if !queryLiteral[c] {
 				return false
