@@ -1,0 +1,123 @@
+package uaclass
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/robotsguard/robotsguard/policy"
+)
+
+// Verification methods a [Bot] can be checked with.
+const (
+	// VerifyNone: the operator publishes no way to verify the crawler.
+	VerifyNone = ""
+	// VerifyDNS: forward-confirmed reverse DNS; the PTR name must end in one
+	// of the bot's Domains and resolve back to the client IP.
+	VerifyDNS = "dns"
+	// VerifyRanges: the client IP must be in the ranges the operator
+	// publishes (loaded from files named in the configuration).
+	VerifyRanges = "ranges"
+)
+
+// Bot is one entry of the bot database: a crawler, fetcher or client that
+// the classifier recognises.
+type Bot struct {
+	// Token is the robots.txt product token a site writes for this bot,
+	// lower-cased, e.g. "googlebot-image" or "duckduckbot".
+	Token string `json:"token"`
+	// Parents are less specific tokens the bot also obeys, most specific
+	// first, e.g. ["googlebot"] for googlebot-image.
+	Parents []string `json:"parents,omitempty"`
+	// Match holds the phrases that identify the bot in a User-Agent. They are
+	// matched case-insensitively, as whole words: a phrase that starts or ends
+	// with a letter or digit must not continue a longer word, so "Exabot"
+	// does not match "Alexabot". A leading '^' anchors a phrase at the start
+	// of the User-Agent; a phrase that ends in '/' matches only a product
+	// token with a version, as in "Code/1.85".
+	Match []string `json:"match"`
+	// Class is the bot's class.
+	Class Class `json:"class"`
+	// Name is the bot's display name.
+	Name string `json:"name"`
+	// Operator is who runs the bot, where known.
+	Operator string `json:"operator,omitempty"`
+	// Verify is the verification method: "", "dns" or "ranges".
+	Verify string `json:"verify,omitempty"`
+	// Domains are the PTR domain suffixes for "dns" verification.
+	Domains []string `json:"domains,omitempty"`
+	// UserTriggered marks fetchers that act on a person's immediate request
+	// (ChatGPT-User, Claude-User, Perplexity-User, Google's user-triggered
+	// fetchers), so that enforcement can treat them apart from bulk
+	// crawlers.
+	UserTriggered bool `json:"user_triggered,omitempty"`
+	// Source names the list the entry came from, for attribution.
+	Source string `json:"source,omitempty"`
+}
+
+// Tokens returns the bot's robots.txt tokens, most specific first.
+func (b *Bot) Tokens() []string {
+	return append([]string{b.Token}, b.Parents...)
+}
+
+// Validate reports what is wrong with an entry, for entries added from
+// configuration.
+func (b *Bot) Validate() error {
+	if b.Token == "" {
+		return fmt.Errorf("bot %q: token is empty", b.Name)
+	}
+	if t := policy.ProductToken(b.Token); t != b.Token {
+		return fmt.Errorf("bot %q: token %q is not a lower-case product token (want %q)", b.Name, b.Token, t)
+	}
+	if len(b.Match) == 0 {
+		return fmt.Errorf("bot %q: no match phrases", b.Token)
+	}
+	for _, m := range b.Match {
+		if firstWord(strings.ToLower(strings.TrimPrefix(m, "^"))) == "" {
+			return fmt.Errorf("bot %q: match phrase %q has no letter or digit", b.Token, m)
+		}
+	}
+	switch b.Verify {
+	case VerifyNone, VerifyRanges:
+	case VerifyDNS:
+		if len(b.Domains) == 0 {
+			return fmt.Errorf("bot %q: dns verification needs domains", b.Token)
+		}
+	default:
+		return fmt.Errorf("bot %q: unknown verification method %q (want dns or ranges)", b.Token, b.Verify)
+	}
+	return nil
+}
+
+//go:generate go run ./internal/botsgen -data ../../shared/data/ua -curated internal/botsgen/curated.json -out bots.json
+
+// botsJSON is the embedded bot database, generated from public lists (see
+// NOTICE.md) by the go:generate step above.
+//
+//go:embed bots.json
+var botsJSON []byte
+
+// DefaultBots returns a copy of the embedded bot database.
+func DefaultBots() []Bot {
+	bots, err := ParseBots(botsJSON)
+	if err != nil {
+		panic("uaclass: embedded bots.json: " + err.Error()) // caught by every test run
+	}
+	return bots
+}
+
+// ParseBots reads a bot database in the format of the embedded bots.json: a
+// JSON array of [Bot] objects.
+func ParseBots(data []byte) ([]Bot, error) {
+	var bots []Bot
+	if err := json.Unmarshal(data, &bots); err != nil {
+		return nil, fmt.Errorf("parsing bot database: %w", err)
+	}
+	for i := range bots {
+		if err := bots[i].Validate(); err != nil {
+			return nil, fmt.Errorf("bot database entry %d: %w", i, err)
+		}
+	}
+	return bots, nil
+}

@@ -1,0 +1,347 @@
+// Command botsgen builds uaclass/bots.json, the embedded bot database, from
+// the public User-Agent lists in the shared data folder and the project's
+// curated additions:
+//
+//   - crawler-user-agents.json from monperrus/crawler-user-agents (MIT):
+//     patterns, tags and example strings of 1,500 crawlers and clients;
+//   - robots.json from ai-robots-txt/ai.robots.txt (MIT): the robots.txt
+//     tokens and operators of AI crawlers and fetchers;
+//   - curated.json beside this file: the classes of the tags, phrases for the
+//     patterns that are real regular expressions, tokens, parents and
+//     verification methods of the major crawlers, user-triggered fetchers,
+//     and the bad-bot list.
+//
+// Run it through go generate in the uaclass folder.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/robotsguard/robotsguard/policy"
+)
+
+// bot mirrors uaclass.Bot; the generator cannot import uaclass, which embeds
+// the file this program writes.
+type bot struct {
+	Token         string   `json:"token"`
+	Parents       []string `json:"parents,omitempty"`
+	Match         []string `json:"match"`
+	Class         string   `json:"class"`
+	Name          string   `json:"name"`
+	Operator      string   `json:"operator,omitempty"`
+	Verify        string   `json:"verify,omitempty"`
+	Domains       []string `json:"domains,omitempty"`
+	UserTriggered bool     `json:"user_triggered,omitempty"`
+	Source        string   `json:"source,omitempty"`
+}
+
+type curated struct {
+	TagClass      map[string]string   `json:"tag_class"`
+	TagPriority   []string            `json:"tag_priority"`
+	Phrases       map[string][]string `json:"phrases"`
+	AIClass       map[string]string   `json:"ai_class"`
+	TokenOnly     []string            `json:"token_only"`
+	UserTriggered []string            `json:"user_triggered"`
+	Bots          []bot               `json:"bots"`
+}
+
+type crawlerEntry struct {
+	Pattern     string   `json:"pattern"`
+	Instances   []string `json:"instances"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+}
+
+type aiEntry struct {
+	Operator    string `json:"operator"`
+	Function    string `json:"function"`
+	Description string `json:"description"`
+}
+
+func main() {
+	data := flag.String("data", "../../shared/data/ua", "folder with crawler-user-agents.json and robots.json")
+	curatedPath := flag.String("curated", "internal/botsgen/curated.json", "curated additions")
+	out := flag.String("out", "bots.json", "output file")
+	flag.Parse()
+
+	var cur curated
+	readJSON(*curatedPath, &cur)
+	var crawlers []crawlerEntry
+	readJSON(filepath.Join(*data, "crawler-user-agents.json"), &crawlers)
+	var ai map[string]aiEntry
+	readJSON(filepath.Join(*data, "robots.json"), &ai)
+
+	db := newDB()
+	for _, c := range crawlers {
+		phrases, ok := cur.Phrases[c.Pattern]
+		if !ok {
+			p, err := simplePhrase(c.Pattern)
+			if err != nil {
+				log.Fatalf("pattern %q: %v; add it to the phrases of %s", c.Pattern, err, *curatedPath)
+			}
+			phrases = []string{p}
+		}
+		class := classOfTags(cur, c.Tags)
+		for _, p := range phrases {
+			db.add(bot{Token: tokenOf(p), Match: []string{p}, Class: class, Name: nameOf(p), Source: "crawler-user-agents"}, false)
+		}
+	}
+	keys := make([]string, 0, len(ai))
+	for k := range ai {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		e := ai[k]
+		class := "ai"
+		if c, ok := cur.AIClass[k]; ok {
+			class = c
+		}
+		phrase := k
+		if slices.Contains(cur.TokenOnly, k) {
+			phrase = k + "/"
+		}
+		db.add(bot{
+			Token: tokenOf(k), Match: []string{phrase}, Class: class, Name: k,
+			Operator: plainOperator(e.Operator), UserTriggered: slices.Contains(cur.UserTriggered, k),
+			Source: "ai.robots.txt",
+		}, true)
+	}
+	for _, b := range cur.Bots {
+		if b.Source == "" {
+			b.Source = "robotsguard"
+		}
+		db.override(b)
+	}
+	bots := db.finish()
+
+	var buf bytes.Buffer
+	buf.WriteString("[\n")
+	for i, b := range bots {
+		line, err := json.Marshal(b)
+		if err != nil {
+			log.Fatal(err)
+		}
+		buf.Write(line)
+		if i < len(bots)-1 {
+			buf.WriteByte(',')
+		}
+		buf.WriteByte('\n')
+	}
+	buf.WriteString("]\n")
+	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("botsgen: wrote %d bots to %s\n", len(bots), *out)
+}
+
+func readJSON(path string, v any) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+}
+
+// simplePhrase turns a pattern that is a plain string with escapes into a
+// phrase: "Googlebot\/" is "Googlebot/". A leading '^' is kept (it anchors
+// the phrase); a trailing '$' is dropped, since phrases end at a word
+// boundary anyway.
+func simplePhrase(pattern string) (string, error) {
+	p := strings.TrimSuffix(pattern, "$")
+	anchored := strings.HasPrefix(p, "^")
+	p = strings.TrimPrefix(p, "^")
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p) && strings.IndexByte(`/.- !()+`, p[i+1]) >= 0:
+			b.WriteByte(p[i+1])
+			i++
+		case strings.IndexByte(`\[](){}|*+?$^`, c) >= 0:
+			return "", fmt.Errorf("regular expression syntax %q", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	s := strings.TrimLeft(b.String(), " ;")
+	if s == "" || !regexp.MustCompile(`[A-Za-z0-9]`).MatchString(s) {
+		return "", fmt.Errorf("no letters")
+	}
+	if anchored {
+		s = "^" + s
+	}
+	return s, nil
+}
+
+// tokenOf returns the robots.txt product token a phrase names: the product
+// token that starts at its first letter or digit.
+func tokenOf(phrase string) string {
+	i := strings.IndexFunc(phrase, func(r rune) bool {
+		return r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
+	if i < 0 {
+		return ""
+	}
+	return policy.ProductToken(phrase[i:])
+}
+
+func nameOf(phrase string) string {
+	return strings.TrimRight(strings.TrimPrefix(phrase, "^"), "/")
+}
+
+func classOfTags(cur curated, tags []string) string {
+	for _, want := range cur.TagPriority {
+		if slices.Contains(tags, want) {
+			return cur.TagClass[want]
+		}
+	}
+	if len(tags) > 0 {
+		if c, ok := cur.TagClass[tags[0]]; ok {
+			return c
+		}
+	}
+	return "bot"
+}
+
+var markdownLink = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+
+// plainOperator strips Markdown links and filler from an operator field.
+func plainOperator(s string) string {
+	s = strings.TrimSpace(markdownLink.ReplaceAllString(s, "$1"))
+	if strings.HasPrefix(s, "Unclear") || strings.HasPrefix(s, "Unknown") {
+		return ""
+	}
+	return s
+}
+
+type db struct {
+	byToken map[string]*bot
+	order   []string
+}
+
+func newDB() *db { return &db{byToken: map[string]*bot{}} }
+
+// add merges b into the entry with the same token. With authoritative set,
+// b's class, name and operator replace the entry's.
+func (d *db) add(b bot, authoritative bool) {
+	if b.Token == "" {
+		log.Fatalf("no token for %+v", b)
+	}
+	e, ok := d.byToken[b.Token]
+	if !ok {
+		d.byToken[b.Token] = &b
+		d.order = append(d.order, b.Token)
+		return
+	}
+	for _, m := range b.Match {
+		if !containsFold(e.Match, m) {
+			e.Match = append(e.Match, m)
+		}
+	}
+	if authoritative {
+		e.Class, e.Name, e.Source = b.Class, b.Name, b.Source
+		if b.Operator != "" {
+			e.Operator = b.Operator
+		}
+		e.UserTriggered = e.UserTriggered || b.UserTriggered
+	}
+}
+
+// override applies a curated entry: every field it sets wins, and its match
+// phrases are added to the entry's.
+func (d *db) override(b bot) {
+	e, ok := d.byToken[b.Token]
+	if !ok {
+		c := b
+		d.byToken[b.Token] = &c
+		d.order = append(d.order, b.Token)
+		return
+	}
+	for _, m := range b.Match {
+		if !containsFold(e.Match, m) {
+			e.Match = append(e.Match, m)
+		}
+	}
+	if b.Class != "" {
+		e.Class = b.Class
+	}
+	if b.Name != "" {
+		e.Name = b.Name
+	}
+	if b.Operator != "" {
+		e.Operator = b.Operator
+	}
+	if b.Verify != "" {
+		e.Verify, e.Domains = b.Verify, b.Domains
+	}
+	if len(b.Parents) > 0 {
+		e.Parents = b.Parents
+	}
+	if b.UserTriggered {
+		e.UserTriggered = true
+	}
+	e.Source = b.Source
+}
+
+// finish gives each phrase to one entry only (the curated or last one),
+// drops entries left without phrases and sorts by token.
+func (d *db) finish() []bot {
+	owner := map[string]string{}
+	rank := func(b *bot) int {
+		switch b.Source {
+		case "robotsguard":
+			return 2
+		case "ai.robots.txt":
+			return 1
+		}
+		return 0
+	}
+	for _, t := range d.order {
+		b := d.byToken[t]
+		for _, m := range b.Match {
+			k := strings.ToLower(m)
+			if prev, ok := owner[k]; !ok || rank(b) >= rank(d.byToken[prev]) {
+				owner[k] = t
+			}
+		}
+	}
+	var out []bot
+	for _, t := range d.order {
+		b := d.byToken[t]
+		var keep []string
+		for _, m := range b.Match {
+			if owner[strings.ToLower(m)] == t && !containsFold(keep, m) {
+				keep = append(keep, m)
+			}
+		}
+		if len(keep) == 0 {
+			continue
+		}
+		b.Match = keep
+		out = append(out, *b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Token < out[j].Token })
+	return out
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
