@@ -161,7 +161,9 @@ func (c *Classifier) classify(ua string) Result {
 	if isBrowser(s) {
 		return Result{Class: Browser}
 	}
-	if tok := policy.ProductToken(s); tok != "" && len(tok) < len(s) && s[len(tok)] == '/' {
+	// A client that names itself with a product and version is a script or
+	// tool; "Mozilla/..." that is no recognisable browser stays unknown.
+	if tok := policy.ProductToken(s); tok != "" && tok != "mozilla" && len(tok) < len(s) && s[len(tok)] == '/' {
 		return Result{Class: Script, Tokens: []string{tok}}
 	}
 	return Result{}
@@ -195,7 +197,7 @@ var botSuffixes = []string{"bot", "crawler", "spider", "scraper", "fetcher", "ro
 // "+http://example.com/bot". Device names in a browser's platform comment
 // ("Android 10; CUBOT X19") are neither, so they do not count.
 func declaredBot(s string) (string, bool) {
-	lower := strings.ToLower(s)
+	lower := string(appendLower(make([]byte, 0, len(s)), s)) // same length as s, unlike strings.ToLower
 	// Product tokens with a version, anywhere.
 	for i := 0; i < len(s); {
 		n := tokenRun(s[i:])

@@ -84,14 +84,21 @@ func (ix *phraseIndex) find(lower string) int32 {
 		for j < len(lower) && isAlnum(lower[j]) {
 			j++
 		}
-		for _, pi := range ix.byWord[lower[i:j]] {
+		cands, ok := ix.byWord[lower[i:j]]
+		if !ok {
+			// A version glued to the name: "headonlyscraperv2".
+			if k := trimVersion(lower[i:j]); k < j-i {
+				cands = ix.byWord[lower[i:i+k]]
+			}
+		}
+		for _, pi := range cands {
 			p := &ix.phrases[pi]
 			start := i - p.pre
 			if start < 0 || p.anchored && start != 0 || !strings.HasPrefix(lower[start:], p.text) {
 				continue
 			}
 			end := start + len(p.text)
-			if isAlnum(p.text[len(p.text)-1]) && end < len(lower) && isAlnum(lower[end]) {
+			if isAlnum(p.text[len(p.text)-1]) && end < len(lower) && isAlnum(lower[end]) && !versionSuffix(lower[end:]) {
 				continue // the phrase would end inside a longer word
 			}
 			bad := ix.bots[p.bot].Class == Bad
@@ -103,4 +110,39 @@ func (ix *phraseIndex) find(lower string) int32 {
 		i = j
 	}
 	return best
+}
+
+// versionSuffix reports whether s, the text right after a phrase, is a
+// version glued to the name ("0.5.0" in "trendictionbot0.5.0", "V2" in
+// "HeadOnlyScraperV2"): an optional 'v' and digits, not followed by a letter.
+// Such a name is still the phrase's bot, not a longer word.
+func versionSuffix(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == 'v' {
+		i++
+	}
+	j := i
+	for j < len(s) && '0' <= s[j] && s[j] <= '9' {
+		j++
+	}
+	if j == i {
+		return false
+	}
+	return j == len(s) || !('a' <= s[j] && s[j] <= 'z')
+}
+
+// trimVersion returns the length of word without a trailing version: digits,
+// optionally preceded by 'v'.
+func trimVersion(word string) int {
+	k := len(word)
+	for k > 0 && '0' <= word[k-1] && word[k-1] <= '9' {
+		k--
+	}
+	if k == len(word) {
+		return k
+	}
+	if k > 0 && word[k-1] == 'v' {
+		k--
+	}
+	return k
 }
