@@ -1,0 +1,321 @@
+package uaclass
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// testDNS is a DNS server on loopback that answers from a fixed zone, counts
+// PTR queries, and never answers names listed in silent (to test timeouts).
+type testDNS struct {
+	addr    string
+	ptr     map[string]string       // reverse name -> PTR target
+	addrs   map[string][]netip.Addr // name -> A and AAAA answers
+	silent  map[string]bool         // names the server does not answer
+	queries atomic.Int64            // PTR queries seen
+}
+
+func startTestDNS(t *testing.T) *testDNS {
+	t.Helper()
+	s := &testDNS{ptr: map[string]string{}, addrs: map[string][]netip.Addr{}, silent: map[string]bool{}}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addr = pc.LocalAddr().String()
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(s.serve)}
+	go func() { _ = srv.ActivateAndServe() }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return s
+}
+
+// host adds a name with its address and, unless ptr is "", a PTR record for
+// the address pointing at ptr.
+func (s *testDNS) host(ip, name, ptr string) {
+	a := netip.MustParseAddr(ip)
+	if name != "" {
+		s.addrs[dns.Fqdn(name)] = append(s.addrs[dns.Fqdn(name)], a)
+	}
+	if ptr != "" {
+		rev, _ := dns.ReverseAddr(ip)
+		s.ptr[rev] = dns.Fqdn(ptr)
+	}
+}
+
+func (s *testDNS) serve(w dns.ResponseWriter, req *dns.Msg) {
+	q := req.Question[0]
+	if s.silent[q.Name] {
+		return // let the client time out
+	}
+	m := new(dns.Msg)
+	m.SetReply(req)
+	switch q.Qtype {
+	case dns.TypePTR:
+		s.queries.Add(1)
+		if target, ok := s.ptr[q.Name]; ok {
+			m.Answer = append(m.Answer, &dns.PTR{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypePTR, Class: dns.ClassINET, Ttl: 60}, Ptr: target})
+		} else {
+			m.Rcode = dns.RcodeNameError
+		}
+	case dns.TypeA, dns.TypeAAAA:
+		addrs, ok := s.addrs[q.Name]
+		if !ok {
+			m.Rcode = dns.RcodeNameError
+		}
+		for _, a := range addrs {
+			hdr := dns.RR_Header{Name: q.Name, Rrtype: q.Qtype, Class: dns.ClassINET, Ttl: 60}
+			if a.Is4() && q.Qtype == dns.TypeA {
+				m.Answer = append(m.Answer, &dns.A{Hdr: hdr, A: a.AsSlice()})
+			} else if a.Is6() && q.Qtype == dns.TypeAAAA {
+				m.Answer = append(m.Answer, &dns.AAAA{Hdr: hdr, AAAA: a.AsSlice()})
+			}
+		}
+	default:
+		m.Rcode = dns.RcodeNameError
+	}
+	_ = w.WriteMsg(m)
+}
+
+func (s *testDNS) resolver() *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", s.addr)
+	}}
+}
+
+const googlebotUA = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+// TestVerifyDNS: forward-confirmed reverse DNS against a DNS server on
+// loopback: genuine (IPv4 and IPv6), spoofed PTR (forward mismatch), PTR
+// outside the operator's domains, NXDOMAIN, and a server that never answers.
+func TestVerifyDNS(t *testing.T) {
+	srv := startTestDNS(t)
+	srv.host("66.249.66.1", "crawl-66-249-66-1.googlebot.com", "crawl-66-249-66-1.googlebot.com")
+	srv.host("2001:4860:4801:10::1", "crawl-2001-4860-4801-10--1.googlebot.com", "crawl-2001-4860-4801-10--1.googlebot.com")
+	srv.host("5.6.7.8", "fake.googlebot.com", "")
+	srv.host("1.2.3.4", "", "fake.googlebot.com") // PTR says googlebot, forward says 5.6.7.8
+	srv.host("1.2.3.5", "host.evil.example", "host.evil.example")
+	srv.host("1.2.3.9", "", "googlebot.com.evil.example")
+	rev, _ := dns.ReverseAddr("1.2.3.7")
+	srv.silent[rev] = true
+
+	c := newTestClassifier(t)
+	gb := c.Classify(googlebotUA)
+	v := NewVerifier(VerifierOptions{Resolver: srv.resolver(), Wait: 2 * time.Second, LookupTimeout: 300 * time.Millisecond})
+	for _, tc := range []struct {
+		name string
+		ip   string
+		want Verdict
+	}{
+		{"genuine", "66.249.66.1", Verified},
+		{"genuine IPv6", "2001:4860:4801:10::1", Verified},
+		{"genuine, IPv4-mapped", "::ffff:66.249.66.1", Verified},
+		{"spoofed PTR", "1.2.3.4", Impostor},
+		{"foreign domain", "1.2.3.5", Impostor},
+		{"suffix trick", "1.2.3.9", Impostor},
+		{"NXDOMAIN", "1.2.3.6", Impostor},
+		{"timeout", "1.2.3.7", Unverified},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := v.Verify(context.Background(), netip.MustParseAddr(tc.ip), gb); got != tc.want {
+				t.Errorf("Verify(%s) = %v, want %v", tc.ip, got, tc.want)
+			}
+		})
+	}
+	// No claim, no lookup.
+	before := srv.queries.Load()
+	if got := v.Verify(context.Background(), netip.MustParseAddr("9.9.9.9"), c.Classify("Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0")); got != NotClaimed {
+		t.Errorf("browser: %v", got)
+	}
+	if got := v.Verify(context.Background(), netip.MustParseAddr("9.9.9.9"), c.Classify("curl/8.0")); got != NotClaimed {
+		t.Errorf("curl: %v", got)
+	}
+	if srv.queries.Load() != before {
+		t.Error("a client that claims no verifiable bot caused a DNS lookup")
+	}
+	// Verdicts are cached.
+	before = srv.queries.Load()
+	for i := 0; i < 5; i++ {
+		v.Verify(context.Background(), netip.MustParseAddr("66.249.66.1"), gb)
+	}
+	if srv.queries.Load() != before {
+		t.Errorf("cached verdict caused %d lookups", srv.queries.Load()-before)
+	}
+}
+
+// TestVerifyWaitBounded: a request never waits longer than Wait, and the
+// lookup's answer is cached for the next request.
+func TestVerifyWaitBounded(t *testing.T) {
+	srv := startTestDNS(t)
+	slow := &slowResolver{Resolver: srv.resolver(), delay: 300 * time.Millisecond}
+	srv.host("66.249.66.2", "crawl-66-249-66-2.googlebot.com", "crawl-66-249-66-2.googlebot.com")
+	v := NewVerifier(VerifierOptions{Resolver: slow, Wait: 50 * time.Millisecond, LookupTimeout: 2 * time.Second})
+	gb := newTestClassifier(t).Classify(googlebotUA)
+	ip := netip.MustParseAddr("66.249.66.2")
+	start := time.Now()
+	if got := v.Verify(context.Background(), ip, gb); got != Unverified {
+		t.Errorf("first Verify = %v, want unverified while the lookup runs", got)
+	}
+	if d := time.Since(start); d > 250*time.Millisecond {
+		t.Errorf("Verify held the request for %v", d)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for v.Verify(context.Background(), ip, gb) != Verified {
+		if time.Now().After(deadline) {
+			t.Fatal("the background lookup never filled the cache")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A cancelled request context also ends the wait.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := v.Verify(ctx, netip.MustParseAddr("66.249.66.3"), gb); got != Unverified {
+		t.Errorf("cancelled Verify = %v", got)
+	}
+}
+
+type slowResolver struct {
+	Resolver
+	delay time.Duration
+}
+
+func (r *slowResolver) LookupAddr(ctx context.Context, addr string) ([]string, error) {
+	select {
+	case <-time.After(r.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return r.Resolver.LookupAddr(ctx, addr)
+}
+
+// TestVerifyCoalesced: concurrent claims from one IP share one lookup.
+func TestVerifyCoalesced(t *testing.T) {
+	srv := startTestDNS(t)
+	srv.host("66.249.66.4", "crawl-66-249-66-4.googlebot.com", "crawl-66-249-66-4.googlebot.com")
+	v := NewVerifier(VerifierOptions{Resolver: &slowResolver{Resolver: srv.resolver(), delay: 100 * time.Millisecond}, Wait: 2 * time.Second})
+	gb := newTestClassifier(t).Classify(googlebotUA)
+	var wg sync.WaitGroup
+	var verified atomic.Int64
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v.Verify(context.Background(), netip.MustParseAddr("66.249.66.4"), gb) == Verified {
+				verified.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if verified.Load() != 50 {
+		t.Errorf("%d of 50 concurrent claims verified", verified.Load())
+	}
+	if n := srv.queries.Load(); n != 1 {
+		t.Errorf("50 concurrent claims made %d PTR queries, want 1", n)
+	}
+}
+
+// TestVerifyRanges: published IP range files, IPv4 and IPv6.
+func TestVerifyRanges(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "gptbot.json")
+	const doc = `{"creationTime": "2026-11-01T00:00:00", "prefixes": [{"ipv4Prefix": "20.171.206.0/24"}, {"ipv6Prefix": "2a03:2880:f000::/36"}]}`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prefixes, err := LoadRanges(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestClassifier(t)
+	gpt := c.Classify("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)")
+	v := NewVerifier(VerifierOptions{Ranges: map[string][]netip.Prefix{"gptbot": prefixes}, Resolver: failResolver{t}})
+	for ip, want := range map[string]Verdict{
+		"20.171.206.17":        Verified,
+		"::ffff:20.171.206.17": Verified,
+		"20.171.207.1":         Impostor,
+		"2a03:2880:f00f::1":    Verified,
+		"2a03:2880:1000::1":    Impostor,
+		"127.0.0.1":            Impostor,
+	} {
+		if got := v.Verify(context.Background(), netip.MustParseAddr(ip), gpt); got != want {
+			t.Errorf("Verify(%s) = %v, want %v", ip, got, want)
+		}
+	}
+	// A ranges bot without loaded ranges cannot be verified, but is no
+	// impostor either.
+	if got := NewVerifier(VerifierOptions{Resolver: failResolver{t}}).Verify(context.Background(), netip.MustParseAddr("1.1.1.1"), gpt); got != Unverified {
+		t.Errorf("without ranges: %v", got)
+	}
+	for name, bad := range map[string]string{
+		"not JSON":     "prefixes",
+		"no prefixes":  `{"prefixes": []}`,
+		"bad prefix":   `{"prefixes": [{"ipv4Prefix": "20.171.206.0/33"}]}`,
+		"wrong family": `{"prefixes": [{"ipv4Prefix": "2a03::/32"}]}`,
+	} {
+		if _, err := ParseRanges([]byte(bad)); err == nil {
+			t.Errorf("%s: ParseRanges accepted %s", name, bad)
+		}
+	}
+	if _, err := LoadRanges(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("LoadRanges(missing) = %v", err)
+	}
+}
+
+// failResolver fails the test when any lookup is made.
+type failResolver struct{ t *testing.T }
+
+func (r failResolver) LookupAddr(context.Context, string) ([]string, error) {
+	r.t.Error("unexpected PTR lookup")
+	return nil, nil
+}
+
+func (r failResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	r.t.Error("unexpected address lookup")
+	return nil, nil
+}
+
+// TestVerifyCacheBounded: the verdict cache stays within MaxEntries and
+// entries expire after their TTL.
+func TestVerifyCacheBounded(t *testing.T) {
+	srv := startTestDNS(t)
+	now := time.Unix(1_800_000_000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	v := NewVerifier(VerifierOptions{Resolver: srv.resolver(), MaxEntries: 100, TTL: time.Minute, Now: clock})
+	gb := newTestClassifier(t).Classify(googlebotUA)
+	for i := 0; i < 300; i++ {
+		ip := netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})
+		if got := v.Verify(context.Background(), ip, gb); got != Impostor {
+			t.Fatalf("Verify(%s) = %v", ip, got)
+		}
+	}
+	v.mu.Lock()
+	n := len(v.cache)
+	v.mu.Unlock()
+	if n > 100 {
+		t.Errorf("cache holds %d verdicts, max 100", n)
+	}
+	q := srv.queries.Load()
+	ip := netip.AddrFrom4([4]byte{10, 0, 1, 43})
+	v.Verify(context.Background(), ip, gb)
+	if srv.queries.Load() != q {
+		t.Error("a fresh verdict was looked up again")
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	v.Verify(context.Background(), ip, gb)
+	if srv.queries.Load() != q+1 {
+		t.Error("an expired verdict was not looked up again")
+	}
+}
