@@ -109,6 +109,25 @@ func (p *Policy) Match(tokens []string, target string) Result {
 	return res
 }
 
+// MatchNormal is [Policy.Match] for a target already in the normal form of
+// [NormalizeTarget], for callers that match one target against several
+// policies and normalise it once. The result is undefined for other targets.
+func (p *Policy) MatchNormal(tokens []string, target string) Result {
+	g := p.lookup(tokens)
+	if g == nil {
+		return Result{Allowed: true}
+	}
+	res := Result{Allowed: true, Agent: g.agent, CrawlDelay: g.crawlDelay}
+	g.matchCanonical(&res, target)
+	return res
+}
+
+// IsRobotsTxt reports whether a target in normal form is /robots.txt, with
+// or without a query.
+func IsRobotsTxt(target string) bool {
+	return isRobotsTxt(target)
+}
+
 // matchNormalized normalises target into a stack buffer and matches it.
 //
 //go:noinline

@@ -148,7 +148,11 @@ func FuzzMatch(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, robots, agent, target string) {
 		r := Parse([]byte(robots))
-		res := Compile(r).Match([]string{agent}, target)
+		p := Compile(r)
+		res := p.Match([]string{agent}, target)
+		if n := p.MatchNormal([]string{agent}, NormalizeTarget(target)); n != res {
+			t.Fatalf("MatchNormal(%q) = %+v, Match = %+v", target, n, res)
+		}
 		want, line := refAllowed(r, []string{agent}, target)
 		if res.Allowed != want {
 			t.Fatalf("Match(%q, %q) = %v (rule %v), reference says %v (line %d)\nrobots.txt:\n%s", agent, target, res.Allowed, res.Rule, want, line, robots)

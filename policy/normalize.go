@@ -92,33 +92,31 @@ func isCanonicalTarget(s string) bool {
 	if s == "" || s[0] != '/' {
 		return false
 	}
-	inQuery := false
-	for i := 1; i < len(s); i++ {
+	i := 1
+	for ; i < len(s); i++ {
 		c := s[i]
-		if plainPath[c] && !inQuery {
+		if plainPath[c] {
 			continue // the common case: one table lookup per byte
 		}
-		if inQuery {
-			if !queryLiteral[c] {
-				return false
-			}
-			continue
-		}
 		if c == '?' {
-			inQuery = true
-			continue
+			break
 		}
-		if !pathLiteral[c] {
+		if c != '.' {
 			return false
 		}
-		if c == '.' && s[i-1] == '/' {
+		if s[i-1] == '/' {
 			j := i + 1
 			if j < len(s) && s[j] == '.' {
 				j++
 			}
 			if j == len(s) || s[j] == '/' || s[j] == '?' {
-				return false
+				return false // a dot-segment
 			}
+		}
+	}
+	for i++; i < len(s); i++ {
+		if !queryLiteral[s[i]] {
+			return false
 		}
 	}
 	return true

@@ -1,0 +1,127 @@
+package enforce
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+// Action is what to do with a request.
+type Action uint8
+
+// Actions.
+const (
+	// Allow serves the request.
+	Allow Action = iota
+	// Throttle answers 429 Too Many Requests with a Retry-After.
+	Throttle
+	// Deny answers 403 Forbidden.
+	Deny
+)
+
+var actionNames = [...]string{Allow: "allow", Throttle: "throttle", Deny: "deny"}
+
+// String returns "allow", "throttle" or "deny".
+func (a Action) String() string {
+	if int(a) < len(actionNames) {
+		return actionNames[a]
+	}
+	return fmt.Sprintf("action(%d)", int(a))
+}
+
+// Reason says why a decision was taken. Its values are stable: logs,
+// metrics and the CLI report use them.
+type Reason string
+
+// Reasons.
+const (
+	// ReasonNone: an ordinary allowed request.
+	ReasonNone Reason = ""
+	// ReasonRobotsTxt: /robots.txt, always served.
+	ReasonRobotsTxt Reason = "robots_txt"
+	// ReasonAllowlisted: the client IP or token is allowlisted.
+	ReasonAllowlisted Reason = "allowlisted"
+	// ReasonDisallowed: a robots.txt rule disallows the path for this bot.
+	ReasonDisallowed Reason = "disallowed"
+	// ReasonCrawlDelay: the bot ignores its group's Crawl-delay.
+	ReasonCrawlDelay Reason = "crawl_delay"
+	// ReasonRate: the bot exceeds the configured rate of its class.
+	ReasonRate Reason = "rate"
+	// ReasonBlockedClient: the client collected too many strikes and is
+	// blocked until its cooldown ends.
+	ReasonBlockedClient Reason = "blocked_client"
+	// ReasonTrap: the client requested a trap path.
+	ReasonTrap Reason = "trap"
+	// ReasonBadAgent: the User-Agent is a known abusive scraper.
+	ReasonBadAgent Reason = "bad_agent"
+	// ReasonImpostor: the client claims a verifiable bot and failed the
+	// check.
+	ReasonImpostor Reason = "impostor"
+	// ReasonBlockedClass: the operator shuts the client's class out.
+	ReasonBlockedClass Reason = "blocked_class"
+	// ReasonInvalid: the request target could not be read; bots are refused
+	// rather than passed unchecked.
+	ReasonInvalid Reason = "invalid_request"
+)
+
+// Request holds the facts about one request that a decision needs.
+type Request struct {
+	// IP is the client IP, as Caddy determined it (trusted proxies
+	// honoured).
+	IP netip.Addr
+	// UA is the classification of the User-Agent.
+	UA uaclass.Result
+	// Verdict is the outcome of verifying the client's bot claim.
+	Verdict uaclass.Verdict
+	// Method and Host are the request's method and host, for logs.
+	Method, Host string
+	// Target is the request target: the path with an optional "?query", as
+	// the backend will see it. Targets are normalised by the policy package.
+	Target string
+	// Invalid marks a request whose target could not be parsed.
+	Invalid bool
+}
+
+// Decision is the engine's verdict on one request.
+type Decision struct {
+	// Action is what to do. In dry-run mode it is what would be done.
+	Action Action
+	// Reason says why; ReasonNone for an ordinary allowed request.
+	Reason Reason
+	// Rule is the robots.txt rule that decided, or nil. It points into the
+	// policy and must not be modified.
+	Rule *policy.Rule
+	// Group is the robots.txt group that applied: a product token, "*", or
+	// "" when none did or the client is not bound by robots.txt.
+	Group string
+	// Strikes is the client's strike count in the current window.
+	Strikes int
+	// RetryAfter is how long a throttled client should wait.
+	RetryAfter time.Duration
+	// ReadRobots reports whether the client IP fetched /robots.txt before
+	// this request: a violation after that means it read the rules and
+	// ignored them.
+	ReadRobots bool
+	// BlockedUntil is set when the client is blocked.
+	BlockedUntil time.Time
+	// Violation marks a request that broke the rules even when the action
+	// is Allow (a first slip that is only logged).
+	Violation bool
+	// DryRun marks a decision that is reported but not enforced.
+	DryRun bool
+}
+
+// Enforced reports whether the decision must be carried out: a refusal
+// outside dry-run mode.
+func (d *Decision) Enforced() bool {
+	return d.Action != Allow && !d.DryRun
+}
+
+// Noteworthy reports whether the decision should be logged: any refusal
+// (also in dry-run mode) or violation.
+func (d *Decision) Noteworthy() bool {
+	return d.Action != Allow || d.Violation || d.Reason == ReasonTrap
+}

@@ -1,0 +1,215 @@
+package enforce
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+// Engine decides what to do with each request. It is safe for concurrent
+// use; its configuration is fixed at creation, and the robots.txt policy is
+// passed to each call, so that callers can swap policies atomically.
+type Engine struct {
+	cfg         Config
+	store       Store
+	traps       *policy.Policy
+	blockClass  [16]bool
+	allowTokens map[string]bool
+	classRates  [16]time.Duration
+}
+
+// New returns an Engine with the given configuration and store. A nil store
+// means a [MemoryStore] with default bounds.
+func New(cfg Config, store Store) (*Engine, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if store == nil {
+		store = NewMemoryStore(0, 0)
+	}
+	e := &Engine{cfg: cfg, store: store, allowTokens: map[string]bool{}}
+	for _, c := range cfg.BlockClasses {
+		if int(c) >= len(e.blockClass) {
+			return nil, fmt.Errorf("invalid class %d", c)
+		}
+		e.blockClass[c] = true
+	}
+	for c, d := range cfg.ClassRates {
+		if int(c) >= len(e.classRates) {
+			return nil, fmt.Errorf("invalid class %d", c)
+		}
+		e.classRates[c] = d
+	}
+	for _, t := range cfg.AllowTokens {
+		e.allowTokens[t] = true
+	}
+	if len(cfg.Traps) > 0 {
+		r := &policy.Robots{}
+		g := r.AddGroup([]string{"*"})
+		for _, t := range cfg.Traps {
+			g.Rules = append(g.Rules, policy.Rule{Pattern: t})
+		}
+		e.traps = policy.Compile(r)
+	}
+	return e, nil
+}
+
+// Store returns the engine's store.
+func (e *Engine) Store() Store { return e.store }
+
+// Config returns the engine's configuration with defaults filled in.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Decide returns the decision for req under the robots.txt policy p (nil
+// means no robots.txt: everything allowed to every bot). In order:
+//
+//  1. /robots.txt is always served, and the fetch is recorded.
+//  2. Allowlisted IPs and tokens are served.
+//  3. A trap path blocks the client IP at once, whatever its User-Agent.
+//  4. A blocked IP is refused.
+//  5. Bad agents and impostors are refused (unless configured otherwise),
+//     with a strike on the IP.
+//  6. Browsers are served: robots.txt is not addressed to people.
+//  7. Blocked classes are refused; a blocked client (IP and token) is
+//     refused; a path robots.txt disallows for the bot is refused. Each of
+//     these is a strike.
+//  8. The group's Crawl-delay, or the class rate, is enforced with a token
+//     bucket: a violation is a strike, only logged for the first Grace
+//     violations in a window, then throttled with Retry-After.
+//
+// Enough strikes in a window block the client for a cooldown that doubles
+// with each block. Verified search crawlers are never blocked and never
+// throttled unless EscalateVerifiedSearch is set.
+func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
+	now := e.cfg.Now()
+	d := Decision{DryRun: e.cfg.DryRun}
+	ipKey := IPKey(req.IP)
+	// Normalised once for every match below; this allocates only for the
+	// rare targets that are not already in normal form.
+	target := policy.NormalizeTarget(req.Target)
+
+	if policy.IsRobotsTxt(target) {
+		e.store.Apply(ipKey, now, Op{MarkRobots: true})
+		d.Reason = ReasonRobotsTxt
+		return d
+	}
+	if e.allowlisted(req) {
+		d.Reason = ReasonAllowlisted
+		return d
+	}
+	ua := &req.UA
+	if e.traps != nil && !e.traps.MatchNormal(nil, target).Allowed {
+		out := e.store.Apply(ipKey, now, e.op(Op{Block: true}))
+		d.ReadRobots = out.State.RobotsAt != 0
+		return e.refuse(d, ReasonTrap, out)
+	}
+	ipOut := e.store.Apply(ipKey, now, Op{Peek: true})
+	d.ReadRobots = ipOut.State.RobotsAt != 0
+	if ipOut.Blocked {
+		return e.refuse(d, ReasonBlockedClient, ipOut)
+	}
+	if ua.Class == uaclass.Bad && !e.cfg.AllowBadAgents {
+		return e.refuse(d, ReasonBadAgent, e.store.Apply(ipKey, now, e.op(Op{Strike: true, Blockable: true})))
+	}
+	if req.Verdict == uaclass.Impostor && !e.cfg.AllowImpostors {
+		return e.refuse(d, ReasonImpostor, e.store.Apply(ipKey, now, e.op(Op{Strike: true, Blockable: true})))
+	}
+	if ua.Class == uaclass.Browser {
+		return d
+	}
+
+	key := Key{IP: req.IP, Token: ua.Token()}
+	gentle := ua.Class == uaclass.Search && req.Verdict == uaclass.Verified && !e.cfg.EscalateVerifiedSearch
+	if e.blockClass[ua.Class] || req.Invalid {
+		reason := ReasonBlockedClass
+		if !e.blockClass[ua.Class] {
+			reason = ReasonInvalid
+		}
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle}))
+		if out.Blocked {
+			reason = ReasonBlockedClient
+		}
+		return e.refuse(d, reason, out)
+	}
+
+	var res policy.Result
+	if p != nil {
+		res = p.MatchNormal(ua.Tokens, target)
+		if res.Agent == "*" && ua.UserTriggered() && e.cfg.UserTriggeredSkipGlobal {
+			res = policy.Result{Allowed: true}
+		}
+	} else {
+		res.Allowed = true
+	}
+	d.Group, d.Rule = res.Agent, res.Rule
+
+	if !res.Allowed {
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle}))
+		reason := ReasonDisallowed
+		if out.Blocked {
+			reason = ReasonBlockedClient
+		}
+		return e.refuse(d, reason, out)
+	}
+
+	interval, reason := res.CrawlDelay, ReasonCrawlDelay
+	if interval == 0 {
+		interval, reason = e.classRates[ua.Class], ReasonRate
+	}
+	op := e.op(Op{Interval: interval, Burst: e.cfg.Burst, StrikeOnEmpty: true, Blockable: !gentle})
+	if interval == 0 {
+		op = Op{Peek: true}
+	}
+	out := e.store.Apply(key, now, op)
+	d.Strikes = int(out.State.Strikes)
+	if out.Blocked {
+		return e.refuse(d, ReasonBlockedClient, out)
+	}
+	if interval == 0 || out.Took {
+		return d
+	}
+	d.Reason, d.Violation, d.RetryAfter = reason, true, out.Wait
+	switch {
+	case out.NewlyBlocked:
+		d.Action = Deny
+		d.BlockedUntil = time.Unix(0, out.State.BlockedUntil)
+	case gentle || d.Strikes <= e.cfg.Grace:
+		// Logged only: a first slip, or a verified search crawler.
+	default:
+		d.Action = Throttle
+	}
+	return d
+}
+
+// op fills in the escalation settings of o.
+func (e *Engine) op(o Op) Op {
+	o.Strikes, o.Window, o.Cooldown, o.MaxCooldown = e.cfg.Strikes, e.cfg.Window, e.cfg.Cooldown, e.cfg.MaxCooldown
+	return o
+}
+
+// refuse completes a Deny decision from a store outcome.
+func (e *Engine) refuse(d Decision, reason Reason, out Outcome) Decision {
+	d.Action, d.Reason, d.Violation = Deny, reason, true
+	d.Strikes = int(out.State.Strikes)
+	if out.State.BlockedUntil != 0 && (out.Blocked || out.NewlyBlocked) {
+		d.BlockedUntil = time.Unix(0, out.State.BlockedUntil)
+	}
+	return d
+}
+
+func (e *Engine) allowlisted(req *Request) bool {
+	for _, p := range e.cfg.AllowCIDRs {
+		if p.Contains(req.IP.Unmap()) || p.Contains(req.IP) {
+			return true
+		}
+	}
+	for _, t := range req.UA.Tokens {
+		if e.allowTokens[t] {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,500 @@
+package enforce
+
+import (
+	"fmt"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+// fakeClock is an injectable clock that tests move by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *fakeClock { return &fakeClock{t: time.Unix(1_800_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+var classifier = func() *uaclass.Classifier {
+	c, err := uaclass.New(uaclass.Options{})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+const (
+	uaBrowser   = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+	uaGooglebot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+	uaGPTBot    = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
+	uaChatGPT   = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot"
+	uaExample   = "Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"
+	uaSiphon    = "EmailSiphon"
+)
+
+func req(ip, ua, target string) *Request {
+	return &Request{IP: netip.MustParseAddr(ip), UA: classifier.Classify(ua), Method: "GET", Host: "example.com", Target: target}
+}
+
+func compile(robots string) *policy.Policy {
+	return policy.Compile(policy.Parse([]byte(robots)))
+}
+
+func newEngine(t *testing.T, cfg Config, clock *fakeClock) *Engine {
+	t.Helper()
+	cfg.Now = clock.Now
+	e, err := New(cfg, NewMemoryStore(1000, time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// expect checks a decision's action and reason.
+func expect(t *testing.T, step string, d Decision, action Action, reason Reason) {
+	t.Helper()
+	if d.Action != action || d.Reason != reason {
+		t.Fatalf("%s: got %v/%q (strikes %d), want %v/%q", step, d.Action, d.Reason, d.Strikes, action, reason)
+	}
+}
+
+// TestCrawlDelay: a Crawl-delay of 2s allows one request per 2s per client
+// and reports the right Retry-After.
+func TestCrawlDelay(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{Burst: 1, Grace: -1, Strikes: 100}, clock)
+	p := compile("User-agent: *\nCrawl-delay: 2\nDisallow: /private\n")
+	bot := req("192.0.2.1", uaExample, "/page")
+
+	expect(t, "first", e.Decide(bot, p), Allow, ReasonNone)
+	d := e.Decide(bot, p)
+	expect(t, "immediately after", d, Throttle, ReasonCrawlDelay)
+	if d.RetryAfter != 2*time.Second || d.Group != "*" {
+		t.Errorf("RetryAfter = %v, group %q, want 2s and *", d.RetryAfter, d.Group)
+	}
+	clock.Advance(time.Second)
+	d = e.Decide(bot, p)
+	expect(t, "after 1s", d, Throttle, ReasonCrawlDelay)
+	if d.RetryAfter != time.Second {
+		t.Errorf("RetryAfter after 1s = %v, want 1s", d.RetryAfter)
+	}
+	clock.Advance(time.Second)
+	expect(t, "after 2s", e.Decide(bot, p), Allow, ReasonNone)
+	// A steady pace of one request per 2s is always allowed.
+	for i := 0; i < 10; i++ {
+		clock.Advance(2 * time.Second)
+		expect(t, fmt.Sprintf("steady %d", i), e.Decide(bot, p), Allow, ReasonNone)
+	}
+	// The bucket is per client: another IP, or another bot on the same IP,
+	// has its own.
+	expect(t, "other IP", e.Decide(req("192.0.2.2", uaExample, "/page"), p), Allow, ReasonNone)
+	expect(t, "other bot", e.Decide(req("192.0.2.1", uaGPTBot, "/page"), p), Allow, ReasonNone)
+	// Decimals are honoured.
+	p2 := compile("User-agent: *\nCrawl-delay: 0.5\n")
+	b2 := req("192.0.2.3", uaExample, "/")
+	expect(t, "0.5s first", e.Decide(b2, p2), Allow, ReasonNone)
+	d = e.Decide(b2, p2)
+	if d.Action != Throttle || d.RetryAfter != 500*time.Millisecond {
+		t.Errorf("0.5s: %v RetryAfter %v", d.Action, d.RetryAfter)
+	}
+}
+
+// TestBurst: Burst requests may come at once, then the interval applies.
+func TestBurst(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{Burst: 3, Grace: -1, Strikes: 100}, clock)
+	p := compile("User-agent: *\nCrawl-delay: 10\n")
+	bot := req("192.0.2.1", uaExample, "/")
+	for i := 0; i < 3; i++ {
+		expect(t, fmt.Sprintf("burst %d", i), e.Decide(bot, p), Allow, ReasonNone)
+	}
+	expect(t, "past burst", e.Decide(bot, p), Throttle, ReasonCrawlDelay)
+}
+
+// TestGraceLadder: the first violation in a window is only logged, later
+// ones are throttled, enough of them block the client (log -> 429 -> 403).
+func TestGraceLadder(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{Burst: 1, Grace: 1, Strikes: 4, Cooldown: time.Minute}, clock)
+	p := compile("User-agent: *\nCrawl-delay: 5\n")
+	bot := req("192.0.2.1", uaExample, "/")
+	expect(t, "first", e.Decide(bot, p), Allow, ReasonNone)
+	d := e.Decide(bot, p)
+	expect(t, "slip", d, Allow, ReasonCrawlDelay)
+	if !d.Violation || !d.Noteworthy() || d.Enforced() || d.Strikes != 1 {
+		t.Errorf("slip: %+v", d)
+	}
+	expect(t, "second violation", e.Decide(bot, p), Throttle, ReasonCrawlDelay)
+	expect(t, "third violation", e.Decide(bot, p), Throttle, ReasonCrawlDelay)
+	d = e.Decide(bot, p)
+	expect(t, "fourth violation blocks", d, Deny, ReasonCrawlDelay)
+	if d.BlockedUntil != clock.Now().Add(time.Minute) {
+		t.Errorf("BlockedUntil = %v", d.BlockedUntil)
+	}
+	clock.Advance(10 * time.Second)
+	expect(t, "blocked", e.Decide(bot, p), Deny, ReasonBlockedClient)
+}
+
+// TestStrikesBlockAndCooldown: N disallowed requests block the client on
+// every path but robots.txt; the block expires after the cooldown, and a
+// repeat offence doubles it.
+func TestStrikesBlockAndCooldown(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{Strikes: 3, Window: time.Minute, Cooldown: 10 * time.Minute}, clock)
+	p := compile("User-agent: *\nDisallow: /private\n")
+	bad := req("192.0.2.1", uaExample, "/private/x")
+	good := req("192.0.2.1", uaExample, "/public")
+	robots := req("192.0.2.1", uaExample, "/robots.txt")
+
+	for i := 1; i <= 2; i++ {
+		d := e.Decide(bad, p)
+		expect(t, fmt.Sprintf("strike %d", i), d, Deny, ReasonDisallowed)
+		if d.Strikes != i || d.Rule == nil || d.Rule.Line != 2 || d.Rule.Pattern != "/private" {
+			t.Fatalf("strike %d: %+v", i, d)
+		}
+	}
+	expect(t, "allowed path between strikes", e.Decide(good, p), Allow, ReasonNone)
+	d := e.Decide(bad, p)
+	expect(t, "strike 3", d, Deny, ReasonDisallowed)
+	if d.BlockedUntil != clock.Now().Add(10*time.Minute) {
+		t.Errorf("BlockedUntil = %v, want now+10m", d.BlockedUntil)
+	}
+	expect(t, "blocked on an allowed path", e.Decide(good, p), Deny, ReasonBlockedClient)
+	expect(t, "robots.txt while blocked", e.Decide(robots, p), Allow, ReasonRobotsTxt)
+	expect(t, "another client on the same IP", e.Decide(req("192.0.2.1", uaGPTBot, "/public"), p), Allow, ReasonNone)
+
+	clock.Advance(10*time.Minute + time.Second)
+	expect(t, "after cooldown", e.Decide(good, p), Allow, ReasonNone)
+	// Repeat offence: the window restarted, three more strikes block for
+	// twice as long.
+	for i := 0; i < 3; i++ {
+		d = e.Decide(bad, p)
+	}
+	if d.BlockedUntil != clock.Now().Add(20*time.Minute) {
+		t.Errorf("second block until %v, want now+20m", d.BlockedUntil)
+	}
+	clock.Advance(15 * time.Minute)
+	expect(t, "still blocked", e.Decide(good, p), Deny, ReasonBlockedClient)
+	clock.Advance(6 * time.Minute)
+	expect(t, "second cooldown over", e.Decide(good, p), Allow, ReasonNone)
+}
+
+// TestStrikeWindow: strikes older than the window do not count.
+func TestStrikeWindow(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{Strikes: 3, Window: time.Minute}, clock)
+	p := compile("User-agent: *\nDisallow: /private\n")
+	bad := req("192.0.2.1", uaExample, "/private")
+	for i := 0; i < 10; i++ {
+		d := e.Decide(bad, p)
+		expect(t, fmt.Sprintf("spaced strike %d", i), d, Deny, ReasonDisallowed)
+		if !d.BlockedUntil.IsZero() {
+			t.Fatalf("spaced strikes blocked the client: %+v", d)
+		}
+		clock.Advance(31 * time.Second) // two strikes per window at most
+	}
+}
+
+// TestCooldownCapped: the doubling cooldown stops at MaxCooldown.
+func TestCooldownCapped(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{Strikes: 1, Cooldown: time.Hour, MaxCooldown: 3 * time.Hour}, clock)
+	p := compile("User-agent: *\nDisallow: /\n")
+	bad := req("192.0.2.1", uaExample, "/x")
+	for _, want := range []time.Duration{time.Hour, 2 * time.Hour, 3 * time.Hour, 3 * time.Hour} {
+		d := e.Decide(bad, p)
+		if got := d.BlockedUntil.Sub(clock.Now()); got != want {
+			t.Fatalf("block of %v, want %v", got, want)
+		}
+		clock.Advance(want + time.Second)
+	}
+}
+
+// TestTrap: a trap catches any client, a browser User-Agent too, and blocks
+// its IP for every path.
+func TestTrap(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{Traps: []string{"/secret-archive/", "/*.bak$"}, Cooldown: time.Hour}, clock)
+	p := compile("User-agent: *\nDisallow: /private\n")
+	d := e.Decide(req("198.51.100.7", uaBrowser, "/secret-archive/index.html"), p)
+	expect(t, "browser on trap", d, Deny, ReasonTrap)
+	if d.BlockedUntil != clock.Now().Add(time.Hour) {
+		t.Errorf("trap BlockedUntil = %v", d.BlockedUntil)
+	}
+	expect(t, "same IP, home page", e.Decide(req("198.51.100.7", uaBrowser, "/"), p), Deny, ReasonBlockedClient)
+	expect(t, "same IP, other UA", e.Decide(req("198.51.100.7", uaGooglebot, "/"), p), Deny, ReasonBlockedClient)
+	expect(t, "same IP, robots.txt", e.Decide(req("198.51.100.7", uaBrowser, "/robots.txt"), p), Allow, ReasonRobotsTxt)
+	expect(t, "other IP", e.Decide(req("198.51.100.8", uaBrowser, "/"), p), Allow, ReasonNone)
+	expect(t, "wildcard trap", e.Decide(req("198.51.100.9", uaExample, "/db.bak"), p), Deny, ReasonTrap)
+	expect(t, "encoded trap", e.Decide(req("198.51.100.10", uaBrowser, "/%73ecret-archive/"), p), Deny, ReasonTrap)
+}
+
+// TestDryRun: dry-run never enforces but reports the same decisions.
+func TestDryRun(t *testing.T) {
+	steps := []struct {
+		ua, target string
+		advance    time.Duration
+	}{
+		{uaExample, "/", 0}, {uaExample, "/", 0}, {uaExample, "/", 0}, {uaExample, "/private", 0},
+		{uaExample, "/private", 0}, {uaExample, "/private", 0}, {uaExample, "/", time.Second},
+		{uaSiphon, "/", 0}, {uaBrowser, "/trap/", 0}, {uaBrowser, "/", 0}, {uaBrowser, "/robots.txt", 0},
+	}
+	run := func(dry bool) []Decision {
+		clock := newClock()
+		e := newEngine(t, Config{DryRun: dry, Burst: 1, Strikes: 4, Traps: []string{"/trap/"}}, clock)
+		p := compile("User-agent: *\nCrawl-delay: 3\nDisallow: /private\n")
+		var out []Decision
+		for _, s := range steps {
+			clock.Advance(s.advance)
+			ip := "192.0.2.1"
+			if s.ua == uaBrowser {
+				ip = "192.0.2.9"
+			}
+			out = append(out, e.Decide(req(ip, s.ua, s.target), p))
+		}
+		return out
+	}
+	enforced, dry := run(false), run(true)
+	refusals := 0
+	for i := range enforced {
+		a, b := enforced[i], dry[i]
+		if !b.DryRun || b.Enforced() {
+			t.Errorf("step %d: dry-run decision %+v is enforced", i, b)
+		}
+		b.DryRun = false
+		if (a.Rule == nil) != (b.Rule == nil) || a.Rule != nil && *a.Rule != *b.Rule {
+			t.Errorf("step %d: rules differ: %v vs %v", i, a.Rule, b.Rule)
+		}
+		a.Rule, b.Rule = nil, nil
+		if a != b {
+			t.Errorf("step %d: enforcing %+v, dry run %+v", i, a, b)
+		}
+		if a.Enforced() {
+			refusals++
+		}
+	}
+	if refusals < 5 {
+		t.Errorf("the scenario refused only %d requests; it should exercise refusals", refusals)
+	}
+}
+
+// TestAllowlist: allowlisted IP ranges and tokens win over everything.
+func TestAllowlist(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{
+		AllowCIDRs:  []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")},
+		AllowTokens: []string{"examplebot"},
+		Traps:       []string{"/trap"},
+	}, clock)
+	p := compile("User-agent: *\nDisallow: /\n")
+	for _, r := range []*Request{
+		req("10.1.2.3", uaGPTBot, "/private"),
+		req("::ffff:10.1.2.3", uaSiphon, "/"),
+		req("2001:db8::1", uaGPTBot, "/trap"),
+		req("192.0.2.1", uaExample, "/private"),
+		req("192.0.2.1", uaExample, "/trap"),
+	} {
+		expect(t, r.IP.String()+" "+r.Target, e.Decide(r, p), Allow, ReasonAllowlisted)
+	}
+	expect(t, "not allowlisted", e.Decide(req("192.0.2.2", uaGPTBot, "/x"), p), Deny, ReasonDisallowed)
+}
+
+// TestBrowsersNotBound: robots.txt is not addressed to people.
+func TestBrowsersNotBound(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{}, clock)
+	p := compile("User-agent: *\nDisallow: /\nCrawl-delay: 60\n")
+	for i := 0; i < 50; i++ {
+		expect(t, "browser", e.Decide(req("192.0.2.1", uaBrowser, "/private"), p), Allow, ReasonNone)
+	}
+	expect(t, "bot", e.Decide(req("192.0.2.1", uaExample, "/private"), p), Deny, ReasonDisallowed)
+	// Every bot class is bound: scripts, unknown clients too.
+	for _, ua := range []string{"curl/8.0", "python-requests/2.31", "", "Mozilla/5.0", uaGooglebot, uaGPTBot} {
+		expect(t, fmt.Sprintf("%q", ua), e.Decide(req("192.0.2.2", ua, "/private"), p), Deny, ReasonDisallowed)
+	}
+}
+
+// TestBadAgentsAndImpostors: refused outright by default, strikes on the IP
+// block every User-Agent from it.
+func TestBadAgentsAndImpostors(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{Strikes: 3}, clock)
+	p := compile("User-agent: *\nDisallow: /private\n")
+	expect(t, "bad", e.Decide(req("192.0.2.1", uaSiphon, "/"), p), Deny, ReasonBadAgent)
+	imp := req("192.0.2.2", uaGooglebot, "/")
+	imp.Verdict = uaclass.Impostor
+	expect(t, "impostor", e.Decide(imp, p), Deny, ReasonImpostor)
+	expect(t, "impostor again", e.Decide(imp, p), Deny, ReasonImpostor)
+	expect(t, "impostor third", e.Decide(imp, p), Deny, ReasonImpostor)
+	expect(t, "impostor's IP, browser UA", e.Decide(req("192.0.2.2", uaBrowser, "/"), p), Deny, ReasonBlockedClient)
+
+	lenient := newEngine(t, Config{AllowBadAgents: true, AllowImpostors: true}, clock)
+	expect(t, "bad, allowed", lenient.Decide(req("192.0.2.3", uaSiphon, "/"), p), Allow, ReasonNone)
+	expect(t, "bad, allowed, disallowed path", lenient.Decide(req("192.0.2.3", uaSiphon, "/private"), p), Deny, ReasonDisallowed)
+	imp2 := req("192.0.2.4", uaGooglebot, "/")
+	imp2.Verdict = uaclass.Impostor
+	expect(t, "impostor, allowed", lenient.Decide(imp2, p), Allow, ReasonNone)
+}
+
+// TestUserTriggered: groups that name user-triggered fetchers apply; whether
+// "*" applies is configurable, default yes.
+func TestUserTriggered(t *testing.T) {
+	clock := newClock()
+	star := compile("User-agent: *\nDisallow: /\n")
+	named := compile("User-agent: ChatGPT-User\nDisallow: /members/\n\nUser-agent: *\nDisallow: /\n")
+	r := req("192.0.2.1", uaChatGPT, "/article")
+	def := newEngine(t, Config{}, clock)
+	expect(t, "default, * applies", def.Decide(r, star), Deny, ReasonDisallowed)
+	skip := newEngine(t, Config{UserTriggeredSkipGlobal: true}, clock)
+	expect(t, "skip *", skip.Decide(r, star), Allow, ReasonNone)
+	expect(t, "named group, skip *", skip.Decide(req("192.0.2.1", uaChatGPT, "/members/x"), named), Deny, ReasonDisallowed)
+	expect(t, "named group, allowed path", skip.Decide(req("192.0.2.1", uaChatGPT, "/article"), named), Allow, ReasonNone)
+	// A bulk crawler still gets the * group.
+	expect(t, "GPTBot under skip", skip.Decide(req("192.0.2.1", uaGPTBot, "/article"), star), Deny, ReasonDisallowed)
+}
+
+// TestVerifiedSearchGentle: verified search crawlers are never throttled or
+// blocked by default, but disallowed paths are still refused; unverified
+// claims get no such care.
+func TestVerifiedSearchGentle(t *testing.T) {
+	clock := newClock()
+	p := compile("User-agent: *\nCrawl-delay: 10\nDisallow: /private\n")
+	e := newEngine(t, Config{Burst: 1, Strikes: 3}, clock)
+	gb := req("66.249.66.1", uaGooglebot, "/page")
+	gb.Verdict = uaclass.Verified
+	for i := 0; i < 20; i++ {
+		d := e.Decide(gb, p)
+		if d.Action != Allow {
+			t.Fatalf("verified Googlebot request %d: %+v", i, d)
+		}
+		if i > 0 && (d.Reason != ReasonCrawlDelay || !d.Violation) {
+			t.Fatalf("verified Googlebot request %d: violation not reported: %+v", i, d)
+		}
+	}
+	gbp := *gb
+	gbp.Target = "/private"
+	for i := 0; i < 10; i++ {
+		expect(t, "verified on disallowed path", e.Decide(&gbp, p), Deny, ReasonDisallowed)
+	}
+	expect(t, "verified, never blocked", e.Decide(gb, p), Allow, ReasonCrawlDelay)
+
+	// Not verified (verification off): treated like any bot.
+	un := req("66.249.66.2", uaGooglebot, "/page")
+	e.Decide(un, p)
+	e.Decide(un, p)
+	expect(t, "unverified googlebot", e.Decide(un, p), Throttle, ReasonCrawlDelay)
+
+	strict := newEngine(t, Config{Burst: 1, EscalateVerifiedSearch: true}, clock)
+	strict.Decide(gb, p)
+	strict.Decide(gb, p)
+	expect(t, "escalate verified", strict.Decide(gb, p), Throttle, ReasonCrawlDelay)
+}
+
+// TestReadRobots: a client that fetched robots.txt and then violated it is
+// recorded as such.
+func TestReadRobots(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{Traps: []string{"/trap"}}, clock)
+	p := compile("User-agent: *\nDisallow: /private\n")
+	d := e.Decide(req("192.0.2.1", uaExample, "/private"), p)
+	if d.ReadRobots {
+		t.Error("ReadRobots before any robots.txt fetch")
+	}
+	e.Decide(req("192.0.2.1", uaExample, "/robots.txt"), p)
+	d = e.Decide(req("192.0.2.1", uaExample, "/private"), p)
+	if !d.ReadRobots || d.Action != Deny {
+		t.Errorf("after robots.txt: %+v", d)
+	}
+	e.Decide(req("192.0.2.2", uaBrowser, "/%72obots.txt"), p) // an encoded spelling counts
+	if d := e.Decide(req("192.0.2.2", uaBrowser, "/trap"), p); !d.ReadRobots || d.Reason != ReasonTrap {
+		t.Errorf("trap after robots.txt: %+v", d)
+	}
+}
+
+// TestBlockClassesAndClassRates: blocked classes are refused; class rates
+// apply where robots.txt has no Crawl-delay.
+func TestBlockClassesAndClassRates(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{BlockClasses: []uaclass.Class{uaclass.AI}, Burst: 1, Grace: -1, ClassRates: map[uaclass.Class]time.Duration{uaclass.SEO: 4 * time.Second}}, clock)
+	p := compile("User-agent: *\nAllow: /\n")
+	expect(t, "ai", e.Decide(req("192.0.2.1", uaGPTBot, "/"), p), Deny, ReasonBlockedClass)
+	seo := req("192.0.2.2", "Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)", "/")
+	expect(t, "seo first", e.Decide(seo, p), Allow, ReasonNone)
+	d := e.Decide(seo, p)
+	expect(t, "seo rate", d, Throttle, ReasonRate)
+	if d.RetryAfter != 4*time.Second {
+		t.Errorf("class rate RetryAfter = %v", d.RetryAfter)
+	}
+	// Classes without a rate are not limited.
+	for i := 0; i < 20; i++ {
+		expect(t, "search, no rate", e.Decide(req("192.0.2.3", uaGooglebot, "/"), p), Allow, ReasonNone)
+	}
+}
+
+// TestInvalidRequest: a request the module cannot parse is refused for bots,
+// never passed unchecked, and served to browsers.
+func TestInvalidRequest(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{}, clock)
+	p := compile("User-agent: *\nDisallow: /private\n")
+	r := req("192.0.2.1", uaExample, "/x")
+	r.Invalid = true
+	expect(t, "bot", e.Decide(r, p), Deny, ReasonInvalid)
+	b := req("192.0.2.2", uaBrowser, "/x")
+	b.Invalid = true
+	expect(t, "browser", e.Decide(b, p), Allow, ReasonNone)
+}
+
+// TestNoPolicy: without a robots.txt, bots are only paced by class rates.
+func TestNoPolicy(t *testing.T) {
+	e := newEngine(t, Config{}, newClock())
+	expect(t, "no policy", e.Decide(req("192.0.2.1", uaExample, "/private"), nil), Allow, ReasonNone)
+}
+
+// TestConfigErrors: bad configuration fails with a message naming the field.
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Burst: -1}, "burst"},
+		{Config{Strikes: -2}, "strikes"},
+		{Config{Window: -time.Second}, "window"},
+		{Config{Cooldown: -time.Second}, "cooldown"},
+		{Config{Cooldown: time.Hour, MaxCooldown: time.Minute}, "max cooldown"},
+		{Config{Traps: []string{"trap"}}, "trap"},
+		{Config{AllowTokens: []string{"GoogleBot"}}, "allowlisted token"},
+		{Config{ClassRates: map[uaclass.Class]time.Duration{uaclass.AI: -1}}, "class rate for ai"},
+		{Config{BlockClasses: []uaclass.Class{200}}, "invalid class"},
+	} {
+		_, err := New(tc.cfg, nil)
+		if err == nil || !contains(err.Error(), tc.want) {
+			t.Errorf("New(%+v) error = %v, want it to mention %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
