@@ -1,0 +1,524 @@
+// Package caddymodule is robotsguard's Caddy module: the
+// http.handlers.robots_guard handler, its Caddyfile directive robots_guard,
+// hot reload of the site's robots.txt, the served robots.txt, structured
+// logs, metrics, and the "caddy robots" commands. It is the only package of
+// robotsguard that imports Caddy.
+package caddymodule
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Handler enforces a site's robots.txt: it classifies every request's
+// User-Agent, evaluates the site's own robots.txt (reloaded when the file
+// changes), refuses bots on disallowed paths, throttles bots that ignore
+// Crawl-delay, escalates repeat offenders, and serves a generated
+// robots.txt. Browsers are never bound by robots.txt.
+type Handler struct {
+	// Robots is the path of the site's robots.txt file. It is watched and
+	// reloaded when it changes; an invalid edit keeps the last good rules.
+	// A file missing at start means no rules (RFC 9309: "unavailable"
+	// allows everything), with a warning, until it appears.
+	Robots string `json:"robots,omitempty"`
+
+	// DisableServe stops the handler from answering GET and HEAD
+	// /robots.txt itself; the request then goes to the next handler.
+	// Default: the generated robots.txt (the site's file plus the
+	// additions below) is served.
+	DisableServe bool `json:"disable_serve,omitempty"`
+
+	// Mode is "enforce" (default) or "dry_run": dry_run computes, logs and
+	// counts every decision but never refuses a request.
+	Mode string `json:"mode,omitempty"`
+
+	// BlockClasses are User-Agent classes shut out entirely (e.g. "ai"). Their
+	// known tokens get a "Disallow: /" group in the served robots.txt, so
+	// polite crawlers learn it.
+	BlockClasses []string `json:"block_classes,omitempty"`
+
+	// Traps are paths no human can reach (robots.txt pattern syntax). The
+	// served robots.txt disallows them for every agent; any client that
+	// requests one is blocked by IP at once.
+	Traps []string `json:"traps,omitempty"`
+
+	// Sitemaps are added to the served robots.txt.
+	Sitemaps []string `json:"sitemaps,omitempty"`
+
+	// CrawlDelay is the least interval between requests of one bot where
+	// robots.txt sets no Crawl-delay, for every bot class without a rate of
+	// its own in Rates. Default: the per-class defaults (ai 1s, seo 2s,
+	// script 500ms, bot 1s, unknown 500ms; search, social and monitor
+	// unlimited).
+	CrawlDelay caddy.Duration `json:"crawl_delay,omitempty"`
+
+	// Rates sets the least interval per class ("ai", "seo", ...), where
+	// robots.txt sets no Crawl-delay. Zero means unlimited.
+	Rates map[string]caddy.Duration `json:"rates,omitempty"`
+
+	// Burst is how many requests a bot may make at once before its interval
+	// applies. Default: 3.
+	Burst int `json:"burst,omitempty"`
+
+	// Grace is how many rate violations in a window are only logged before
+	// 429s. Default: 1; -1 for none.
+	Grace int `json:"grace,omitempty"`
+
+	// Strikes is how many violations within Window block a client.
+	// Default: 5.
+	Strikes int `json:"strikes,omitempty"`
+
+	// Window is the span in which strikes count. Default: 10m.
+	Window caddy.Duration `json:"window,omitempty"`
+
+	// Cooldown is how long a first block lasts; it doubles for each repeat
+	// offence up to MaxCooldown. Defaults: 15m and 24h.
+	Cooldown    caddy.Duration `json:"cooldown,omitempty"`
+	MaxCooldown caddy.Duration `json:"max_cooldown,omitempty"`
+
+	// EscalateVerifiedSearch treats verified search crawlers like other
+	// bots. Default: they are never throttled or blocked (disallowed paths
+	// are still refused).
+	EscalateVerifiedSearch bool `json:"escalate_verified_search,omitempty"`
+
+	// AllowBadAgents and AllowImpostors stop refusing known abusive agents
+	// and failed bot verifications outright. Default: refused.
+	AllowBadAgents bool `json:"allow_bad_agents,omitempty"`
+	AllowImpostors bool `json:"allow_impostors,omitempty"`
+
+	// UserTriggeredSkipGlobal makes the "*" group not apply to fetchers that
+	// act on a person's request (ChatGPT-User, Claude-User, ...). Default:
+	// it applies.
+	UserTriggeredSkipGlobal bool `json:"user_triggered_skip_global,omitempty"`
+
+	// AllowIPs are IP ranges (CIDR or single IPs) that are never refused.
+	AllowIPs []string `json:"allow_ips,omitempty"`
+
+	// AllowTokens are robots.txt product tokens that are never refused.
+	AllowTokens []string `json:"allow_tokens,omitempty"`
+
+	// Verify configures verification of clients that claim to be known
+	// crawlers. Default: on, with forward-confirmed reverse DNS.
+	Verify *VerifyConfig `json:"verify,omitempty"`
+
+	// Bots adds entries to the bot database or overrides them by token.
+	Bots []uaclass.Bot `json:"bots,omitempty"`
+
+	// MaxClients bounds the per-client state. Default: 100000.
+	MaxClients int `json:"max_clients,omitempty"`
+
+	// StateTTL is how long an idle client is remembered. Default: 1h.
+	StateTTL caddy.Duration `json:"state_ttl,omitempty"`
+
+	// UACacheBytes bounds the User-Agent classification cache. Default:
+	// 4 MiB.
+	UACacheBytes int `json:"ua_cache_bytes,omitempty"`
+
+	// Zone names the per-client state, which survives config reloads.
+	// Handlers with the same zone share it. Default: "default".
+	Zone string `json:"zone,omitempty"`
+
+	// DenyStatus and ThrottleStatus are the status codes of refusals.
+	// Defaults: 403 and 429. With an empty body the handler returns an
+	// error, so handle_errors routes can shape the response.
+	DenyStatus     int    `json:"deny_status,omitempty"`
+	DenyBody       string `json:"deny_body,omitempty"`
+	ThrottleStatus int    `json:"throttle_status,omitempty"`
+	ThrottleBody   string `json:"throttle_body,omitempty"`
+
+	// LogAllowed is the fraction (0 to 1) of allowed requests that are
+	// logged too. Default: 0; refusals and violations are always logged.
+	LogAllowed float64 `json:"log_allowed,omitempty"`
+
+	logger     *zap.Logger
+	engine     *enforce.Engine
+	classifier *uaclass.Classifier
+	verifier   *uaclass.Verifier
+	source     *source
+	metrics    *metrics
+	shared     *sharedState
+	cfg        enforce.Config
+	blocked    []uaclass.Class
+	cancel     func()
+}
+
+// VerifyConfig configures bot verification.
+type VerifyConfig struct {
+	// Disabled turns verification off: claims are taken at face value, and
+	// no search crawler gets the gentle treatment reserved for verified ones.
+	Disabled bool `json:"disabled,omitempty"`
+	// Wait is the longest a request waits for a DNS answer; the lookup goes
+	// on in the background and serves later requests. Default: 500ms.
+	Wait caddy.Duration `json:"wait,omitempty"`
+	// LookupTimeout bounds one verification's DNS lookups. Default: 5s.
+	LookupTimeout caddy.Duration `json:"lookup_timeout,omitempty"`
+	// TTL is how long a verdict is cached. Default: 1h.
+	TTL caddy.Duration `json:"ttl,omitempty"`
+	// Ranges maps a product token to a file of IP ranges in the "prefixes"
+	// JSON format Google and OpenAI publish (e.g. "gptbot":
+	// "/etc/caddy/gptbot.json").
+	Ranges map[string]string `json:"ranges,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.robots_guard",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision sets up the handler: it builds the classifier, verifier and
+// decision engine, joins the per-client state of its zone, loads the
+// robots.txt and starts watching it.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	cfg, err := h.engineConfig()
+	if err != nil {
+		return err
+	}
+	h.cfg = cfg
+	h.metrics, err = newMetrics(ctx.GetMetricsRegistry())
+	if err != nil {
+		return fmt.Errorf("registering metrics: %v", err)
+	}
+	h.classifier, err = uaclass.New(uaclass.Options{Extra: h.Bots, CacheBytes: h.UACacheBytes})
+	if err != nil {
+		return fmt.Errorf("bots: %v", err)
+	}
+	if h.Verify == nil || !h.Verify.Disabled {
+		h.verifier, err = h.newVerifier()
+		if err != nil {
+			return err
+		}
+	}
+	if h.Zone == "" {
+		h.Zone = "default"
+	}
+	h.shared, err = joinState(h.Zone, h.MaxClients, time.Duration(h.StateTTL))
+	if err != nil {
+		return err
+	}
+	h.engine, err = enforce.New(cfg, h.shared.store)
+	if err != nil {
+		return err
+	}
+	h.source = newSource(h.Robots, h.additions, h.logger, h.metrics)
+	h.source.load(true)
+	watchCtx, cancel := context.WithCancel(ctx)
+	h.cancel = cancel
+	if h.Robots != "" {
+		if err := h.source.watch(watchCtx); err != nil {
+			h.logger.Warn("watching robots.txt failed; changes are picked up by polling only", zap.String("file", h.Robots), zap.Error(err))
+		}
+		go h.source.poll(watchCtx, 2*time.Second)
+	}
+	go h.sweep(watchCtx)
+	return nil
+}
+
+// engineConfig turns the JSON configuration into the engine's.
+func (h *Handler) engineConfig() (enforce.Config, error) {
+	cfg := enforce.Config{
+		Traps:                   h.Traps,
+		AllowBadAgents:          h.AllowBadAgents,
+		AllowImpostors:          h.AllowImpostors,
+		UserTriggeredSkipGlobal: h.UserTriggeredSkipGlobal,
+		Burst:                   h.Burst,
+		Grace:                   h.Grace,
+		Strikes:                 h.Strikes,
+		Window:                  time.Duration(h.Window),
+		Cooldown:                time.Duration(h.Cooldown),
+		MaxCooldown:             time.Duration(h.MaxCooldown),
+		EscalateVerifiedSearch:  h.EscalateVerifiedSearch,
+	}
+	switch h.Mode {
+	case "", "enforce":
+	case "dry_run":
+		cfg.DryRun = true
+	default:
+		return cfg, fmt.Errorf("mode: unknown mode %q (want enforce or dry_run)", h.Mode)
+	}
+	h.blocked = nil
+	for _, name := range h.BlockClasses {
+		c, err := uaclass.ParseClass(name)
+		if err != nil {
+			return cfg, fmt.Errorf("block_classes: %v", err)
+		}
+		if c == uaclass.Browser {
+			return cfg, fmt.Errorf("block_classes: refusing to block browsers")
+		}
+		h.blocked = append(h.blocked, c)
+	}
+	cfg.BlockClasses = h.blocked
+	if h.CrawlDelay != 0 || len(h.Rates) > 0 {
+		cfg.ClassRates = map[uaclass.Class]time.Duration{}
+		for c, d := range enforce.DefaultClassRates {
+			cfg.ClassRates[c] = d
+		}
+		if h.CrawlDelay != 0 {
+			for _, c := range uaclass.Classes() {
+				if c != uaclass.Browser {
+					cfg.ClassRates[c] = time.Duration(h.CrawlDelay)
+				}
+			}
+		}
+		for name, d := range h.Rates {
+			c, err := uaclass.ParseClass(name)
+			if err != nil {
+				return cfg, fmt.Errorf("rates: %v", err)
+			}
+			cfg.ClassRates[c] = time.Duration(d)
+		}
+	}
+	for _, s := range h.AllowIPs {
+		p, err := parsePrefix(s)
+		if err != nil {
+			return cfg, fmt.Errorf("allow_ips: %v", err)
+		}
+		cfg.AllowCIDRs = append(cfg.AllowCIDRs, p)
+	}
+	for _, t := range h.AllowTokens {
+		cfg.AllowTokens = append(cfg.AllowTokens, policy.ProductToken(t))
+	}
+	if _, err := enforce.New(cfg, enforce.NewMemoryStore(1, time.Minute)); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// parsePrefix reads a CIDR or a single IP.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return p, fmt.Errorf("invalid IP range %q: %v", s, err)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("invalid IP %q: %v", s, err)
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+func (h *Handler) newVerifier() (*uaclass.Verifier, error) {
+	opts := uaclass.VerifierOptions{Ranges: map[string][]netip.Prefix{}}
+	if v := h.Verify; v != nil {
+		opts.Wait, opts.LookupTimeout, opts.TTL = time.Duration(v.Wait), time.Duration(v.LookupTimeout), time.Duration(v.TTL)
+		for tok, file := range v.Ranges {
+			prefixes, err := uaclass.LoadRanges(file)
+			if err != nil {
+				return nil, fmt.Errorf("verify ranges for %s: %v", tok, err)
+			}
+			opts.Ranges[policy.ProductToken(tok)] = prefixes
+		}
+	}
+	return uaclass.NewVerifier(opts), nil
+}
+
+// additions returns the served robots.txt's additions to the site's file:
+// a "Disallow: /" group for the known tokens of each blocked class, the
+// trap paths for every agent, and the configured sitemaps.
+func (h *Handler) additions(r *policy.Robots) {
+	for _, c := range h.blocked {
+		var tokens []string
+		seen := map[string]bool{}
+		for _, b := range uaclass.DefaultBots() {
+			if b.Class == c && !seen[b.Token] {
+				seen[b.Token] = true
+				tokens = append(tokens, b.Token)
+			}
+		}
+		for _, b := range h.Bots {
+			if b.Class == c && !seen[b.Token] {
+				seen[b.Token] = true
+				tokens = append(tokens, b.Token)
+			}
+		}
+		if len(tokens) > 0 {
+			r.AddGroup(tokens, policy.Rule{Pattern: "/"})
+		}
+	}
+	if len(h.Traps) > 0 {
+		rules := make([]policy.Rule, len(h.Traps))
+		for i, t := range h.Traps {
+			rules[i] = policy.Rule{Pattern: t}
+		}
+		r.AddRulesToAll(rules...)
+	}
+	for _, s := range h.Sitemaps {
+		r.AddSitemap(s)
+	}
+}
+
+// Validate checks the configuration.
+func (h *Handler) Validate() error {
+	for name, code := range map[string]int{"deny_status": h.DenyStatus, "throttle_status": h.ThrottleStatus} {
+		if code != 0 && (code < 400 || code > 599) {
+			return fmt.Errorf("%s: %d is not an error status (400-599)", name, code)
+		}
+	}
+	if h.LogAllowed < 0 || h.LogAllowed > 1 {
+		return fmt.Errorf("log_allowed: %v is not a fraction between 0 and 1", h.LogAllowed)
+	}
+	if h.MaxClients < 0 {
+		return fmt.Errorf("max_clients: must not be negative, got %d", h.MaxClients)
+	}
+	return nil
+}
+
+// Cleanup stops the watcher and releases the shared state. It is safe after
+// a failed Provision.
+func (h *Handler) Cleanup() error {
+	if h.cancel != nil {
+		h.cancel()
+	}
+	if h.source != nil {
+		h.source.close()
+	}
+	if h.shared != nil {
+		return leaveState(h.Zone)
+	}
+	return nil
+}
+
+// sweep drops expired clients and updates the tracked-clients gauge.
+func (h *Handler) sweep(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	h.metrics.setTracked(h.Zone, h.shared.store.Len())
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			h.shared.store.Sweep(now)
+			h.metrics.setTracked(h.Zone, h.shared.store.Len())
+		}
+	}
+}
+
+// ServeHTTP classifies the request, decides, and serves, refuses or passes
+// it on.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	snap := h.source.snapshot()
+	ua := r.Header.Get("User-Agent")
+	req := enforce.Request{
+		IP:     clientIP(r),
+		UA:     h.classifier.Classify(ua),
+		Method: r.Method,
+		Host:   r.Host,
+	}
+	req.Target, req.Invalid = requestTarget(r)
+	if h.verifier != nil && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
+		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
+	}
+	d := h.engine.Decide(&req, snap.policy)
+	h.metrics.decision(&d, req.UA.Class)
+	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
+		h.logDecision(&req, &d, ua, r)
+	}
+	if d.Enforced() {
+		return h.refuse(w, &d)
+	}
+	if d.Reason == enforce.ReasonRobotsTxt && !h.DisableServe && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		serveRobots(w, r, snap)
+		return nil
+	}
+	return next.ServeHTTP(w, r)
+}
+
+// refuse answers a refused request.
+func (h *Handler) refuse(w http.ResponseWriter, d *enforce.Decision) error {
+	status, body := h.DenyStatus, h.DenyBody
+	if status == 0 {
+		status = http.StatusForbidden
+	}
+	if d.Action == enforce.Throttle {
+		status, body = h.ThrottleStatus, h.ThrottleBody
+		if status == 0 {
+			status = http.StatusTooManyRequests
+		}
+		secs := int((d.RetryAfter + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+	} else if !d.BlockedUntil.IsZero() {
+		if secs := int(time.Until(d.BlockedUntil) / time.Second); secs > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+		}
+	}
+	if body == "" {
+		return caddyhttp.Error(status, fmt.Errorf("robots_guard: %s (%s)", d.Action, d.Reason))
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, err := w.Write([]byte(body))
+	return err
+}
+
+// clientIP returns the client IP Caddy determined (trusted_proxies
+// honoured), falling back to the connection's remote address. Headers such
+// as X-Forwarded-For are never read here.
+func clientIP(r *http.Request) netip.Addr {
+	if s, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && s != "" {
+		if ip, err := netip.ParseAddr(s); err == nil {
+			return ip.Unmap()
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip, _ := netip.ParseAddr(host)
+	return ip.WithZone("").Unmap()
+}
+
+// requestTarget returns the target the client asked for, before any
+// rewrite, as a path with an optional query, and whether it was unreadable.
+func requestTarget(r *http.Request) (string, bool) {
+	if or, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok {
+		r = &or
+	}
+	uri := r.RequestURI
+	if uri == "" && r.URL != nil {
+		uri = r.URL.RequestURI()
+	}
+	switch {
+	case strings.HasPrefix(uri, "/"):
+		return uri, false
+	case strings.Contains(uri, "://"):
+		return policy.TargetOf(uri), false
+	case uri == "*" && r.Method == http.MethodOptions:
+		return "/", false
+	}
+	return "/", true
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)

@@ -1,0 +1,95 @@
+package caddymodule
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+const metricsNamespace, metricsSubsystem = "caddy", "robots_guard"
+
+// metrics holds the module's collectors. Labels come only from closed sets
+// (actions, reasons, classes, reload results, zone names from the config),
+// never from User-Agents, IPs or paths. The methods are nil-safe.
+type metrics struct {
+	decisions *prometheus.CounterVec
+	reloads   *prometheus.CounterVec
+	tracked   *prometheus.GaugeVec
+}
+
+// newMetrics registers the collectors on reg. Caddy makes a new registry
+// for every config load, and handlers of one config share it, so an
+// identical collector that is already registered is reused.
+func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+	m := &metrics{
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "decisions_total",
+			Help: "Requests decided by robots_guard, by action, reason and User-Agent class.",
+		}, []string{"action", "reason", "class"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "policy_reloads_total",
+			Help: "robots.txt loads by result: ok, invalid, error, missing.",
+		}, []string{"result"}),
+		tracked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "tracked_clients",
+			Help: "Clients with state in the store, by zone.",
+		}, []string{"zone"}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	var err error
+	if m.decisions, err = registerOrExisting(reg, m.decisions); err != nil {
+		return nil, err
+	}
+	if m.reloads, err = registerOrExisting(reg, m.reloads); err != nil {
+		return nil, err
+	}
+	if m.tracked, err = registerOrExisting(reg, m.tracked); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// registerOrExisting registers c on reg, or returns the identical collector
+// that is already registered.
+func registerOrExisting[C prometheus.Collector](reg *prometheus.Registry, c C) (C, error) {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing, nil
+			}
+		}
+		return c, err
+	}
+	return c, nil
+}
+
+func (m *metrics) decision(d *enforce.Decision, class uaclass.Class) {
+	if m == nil {
+		return
+	}
+	reason := string(d.Reason)
+	if reason == "" {
+		reason = "none"
+	}
+	m.decisions.WithLabelValues(d.Action.String(), reason, class.String()).Inc()
+}
+
+func (m *metrics) reload(result string) {
+	if m == nil {
+		return
+	}
+	m.reloads.WithLabelValues(result).Inc()
+}
+
+func (m *metrics) setTracked(zone string, n int) {
+	if m == nil {
+		return
+	}
+	m.tracked.WithLabelValues(zone).Set(float64(n))
+}

@@ -1,0 +1,249 @@
+package caddymodule
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.uber.org/zap"
+
+	"github.com/robotsguard/robotsguard/policy"
+)
+
+// maxRobotsFile bounds how much of a robots.txt file is read from disk;
+// the parser itself reads the first 500 KiB.
+const maxRobotsFile = 16 << 20
+
+// snapshot is one immutable version of the site's rules: the compiled
+// policy the engine enforces and the robots.txt the handler serves. Requests
+// load it with one atomic read and never wait on a lock.
+type snapshot struct {
+	policy  *policy.Policy
+	served  []byte
+	etag    string
+	modTime time.Time
+	hash    [32]byte // of the source file, to skip reloads that change nothing
+	missing bool
+}
+
+// source loads the site's robots.txt, keeps the current snapshot, and
+// reloads it when the file changes.
+type source struct {
+	path      string
+	additions func(*policy.Robots)
+	logger    *zap.Logger
+	metrics   *metrics
+
+	cur     atomic.Pointer[snapshot]
+	mu      sync.Mutex // serialises reloads
+	watcher *fsnotify.Watcher
+	// lastStat is what the poller saw last.
+	lastStat fileStamp
+}
+
+type fileStamp struct {
+	size    int64
+	modTime time.Time
+	ok      bool
+}
+
+func newSource(path string, additions func(*policy.Robots), logger *zap.Logger, m *metrics) *source {
+	return &source{path: path, additions: additions, logger: logger, metrics: m}
+}
+
+func (s *source) snapshot() *snapshot { return s.cur.Load() }
+
+// load reads, parses and compiles the file and swaps the new snapshot in.
+// An unreadable or invalid file keeps the last good snapshot. At start (no
+// snapshot yet) a missing file means no rules, as RFC 9309 treats an
+// unavailable robots.txt.
+func (s *source) load(initial bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev := s.cur.Load()
+	if s.path == "" {
+		s.install(policy.Parse(nil), [32]byte{}, time.Now(), true)
+		return
+	}
+	data, modTime, err := readRobots(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && prev == nil:
+		s.logger.Warn("robots.txt not found: no rules until it appears (RFC 9309: unavailable means allow all)", zap.String("file", s.path))
+		s.install(policy.Parse(nil), [32]byte{}, time.Now(), true)
+		s.metrics.reload("missing")
+		return
+	case err != nil:
+		s.logger.Error("reading robots.txt failed; keeping the last good rules", zap.String("file", s.path), zap.Error(err))
+		s.metrics.reload("error")
+		return
+	}
+	hash := sha256.Sum256(data)
+	if prev != nil && !prev.missing && prev.hash == hash {
+		return // touched but unchanged
+	}
+	r := policy.Parse(data)
+	if err := r.Err(); err != nil {
+		if prev == nil {
+			s.install(policy.Parse(nil), [32]byte{}, time.Now(), true)
+		}
+		s.logger.Error("robots.txt is invalid; keeping the last good rules", zap.String("file", s.path), zap.Error(err))
+		s.metrics.reload("invalid")
+		return
+	}
+	diags := r.Lint()
+	for i, d := range diags {
+		if i == 10 {
+			s.logger.Warn("more robots.txt lint findings", zap.String("file", s.path), zap.Int("count", len(diags)-10))
+			break
+		}
+		if d.Severity >= policy.Warning {
+			s.logger.Warn("robots.txt lint", zap.String("file", s.path), zap.Int("line", d.Line), zap.String("message", d.Message))
+		}
+	}
+	s.install(r, hash, modTime, false)
+	s.metrics.reload("ok")
+	if !initial {
+		s.logger.Info("robots.txt reloaded", zap.String("file", s.path), zap.Int("groups", len(r.Groups)), zap.Int("lint_findings", len(diags)))
+	}
+}
+
+// install builds and publishes the snapshot for r. The caller holds s.mu.
+func (s *source) install(r *policy.Robots, hash [32]byte, modTime time.Time, missing bool) {
+	served := r.Clone()
+	s.additions(served)
+	text := served.Generate()
+	sum := sha256.Sum256(text)
+	s.cur.Store(&snapshot{
+		policy:  policy.Compile(served),
+		served:  text,
+		etag:    `"` + hex.EncodeToString(sum[:12]) + `"`,
+		modTime: modTime.UTC().Truncate(time.Second),
+		hash:    hash,
+		missing: missing,
+	})
+}
+
+// readRobots reads the file, following symbolic links (Kubernetes
+// ConfigMaps), up to maxRobotsFile bytes.
+func readRobots(path string) ([]byte, time.Time, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if st.IsDir() {
+		return nil, time.Time{}, fmt.Errorf("%s is a directory", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxRobotsFile+1))
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if len(data) > maxRobotsFile {
+		return nil, time.Time{}, fmt.Errorf("%s is larger than %d bytes", path, maxRobotsFile)
+	}
+	return data, st.ModTime(), nil
+}
+
+// debounce is how long the watcher waits for a burst of events (an editor's
+// save, a rename, a ConfigMap flip) to settle before reloading.
+const debounce = 50 * time.Millisecond
+
+// watch watches the file's directory, not the file: atomic saves by rename,
+// editor swap files, delete-and-recreate and symlink flips all replace the
+// file's inode, which a watch on the file itself would lose.
+func (s *source) watch(ctx context.Context) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	if err := w.Add(filepath.Dir(s.path)); err != nil {
+		w.Close()
+		return err
+	}
+	s.mu.Lock()
+	s.watcher = w
+	s.mu.Unlock()
+	go func() {
+		var timer *time.Timer
+		var fire <-chan time.Time
+		for {
+			select {
+			case <-ctx.Done():
+				if timer != nil {
+					timer.Stop()
+				}
+				return
+			case _, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				// Any change in the directory may be the file's: a
+				// ConfigMap flips a "..data" symlink, an editor renames a
+				// swap file. The reload compares content, so extra events
+				// cost a read.
+				if timer == nil {
+					timer = time.NewTimer(debounce)
+				} else {
+					timer.Reset(debounce)
+				}
+				fire = timer.C
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				s.logger.Warn("robots.txt watcher error", zap.Error(err))
+			case <-fire:
+				fire = nil
+				s.load(false)
+			}
+		}
+	}()
+	return nil
+}
+
+// poll re-checks the file's size and time every interval: a safety net for
+// file systems where change events do not arrive.
+func (s *source) poll(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			st, err := os.Stat(s.path)
+			stamp := fileStamp{}
+			if err == nil {
+				stamp = fileStamp{size: st.Size(), modTime: st.ModTime(), ok: true}
+			}
+			if stamp != s.lastStat {
+				s.lastStat = stamp
+				s.load(false)
+			}
+		}
+	}
+}
+
+// close stops the watcher; it is safe to call more than once.
+func (s *source) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watcher != nil {
+		s.watcher.Close()
+		s.watcher = nil
+	}
+}

@@ -1,0 +1,42 @@
+package caddymodule
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/robotsguard/robotsguard/enforce"
+)
+
+// states holds the per-client state of each zone. A config reload
+// provisions the new handlers before it cleans up the old ones, so the
+// reference count goes 1 -> 2 -> 1 and strikes and blocks carry over.
+var states = caddy.NewUsagePool()
+
+type sharedState struct {
+	store *enforce.MemoryStore
+}
+
+// Destruct implements caddy.Destructor; the store holds no resources.
+func (*sharedState) Destruct() error { return nil }
+
+func stateKey(zone string) string { return "robots_guard/" + zone }
+
+// joinState returns the zone's state, creating it with the given bounds.
+// The bounds of an existing zone are kept: a reload cannot shrink a store
+// that is in use.
+func joinState(zone string, maxClients int, ttl time.Duration) (*sharedState, error) {
+	v, _, err := states.LoadOrNew(stateKey(zone), func() (caddy.Destructor, error) {
+		return &sharedState{store: enforce.NewMemoryStore(maxClients, ttl)}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("zone %q: %v", zone, err)
+	}
+	return v.(*sharedState), nil
+}
+
+func leaveState(zone string) error {
+	_, err := states.Delete(stateKey(zone))
+	return err
+}

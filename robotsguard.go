@@ -1,0 +1,11 @@
+// Package robotsguard is the module root that "xcaddy build --with
+// github.com/robotsguard/robotsguard" imports: it registers the
+// http.handlers.robots_guard Caddy module, the robots_guard Caddyfile
+// directive and the "caddy robots" commands. The code lives in the
+// caddymodule, enforce, policy and uaclass packages.
+package robotsguard
+
+import (
+	// Registers the Caddy module, directive and commands.
+	_ "github.com/robotsguard/robotsguard/caddymodule"
+)
