@@ -30,7 +30,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
 //
-//	robots_guard [<matcher>] [<robots.txt file>] {
+//	robots_guard [<matcher>] {
 //	    robots           <robots.txt file>
 //	    serve_robots     on|off
 //	    mode             enforce|dry_run
@@ -68,11 +68,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
+	// The robots.txt file is an option, not an argument: an argument that
+	// starts with '/' would be taken for a path matcher.
 	if d.NextArg() {
-		h.Robots = d.Val()
-		if d.NextArg() {
-			return d.ArgErr()
-		}
+		return d.Errf("robots_guard: unexpected argument '%s' (name the robots.txt file with the robots option)", d.Val())
 	}
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
@@ -85,9 +84,6 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		var err error
 		switch opt {
 		case "robots":
-			if h.Robots != "" {
-				return d.Errf("robots_guard: robots.txt file already specified")
-			}
 			h.Robots, err = oneArg(d)
 		case "serve_robots":
 			var on bool

@@ -7,6 +7,7 @@ package caddymodule
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -467,8 +468,22 @@ func (h *Handler) refuse(w http.ResponseWriter, d *enforce.Decision) error {
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 		}
 	}
+	// Say why, for polite crawlers' operators and for handle_errors routes
+	// ({err.message}). A trap is reported as a block: no need to teach a
+	// scraper where the traps are.
+	reason := d.Reason
+	if reason == enforce.ReasonTrap {
+		reason = enforce.ReasonBlockedClient
+	}
+	w.Header().Set("X-Robots-Guard", string(reason))
+	msg := fmt.Sprintf("robots_guard: %s: %s", d.Action, reason)
+	if d.Rule != nil && reason == enforce.ReasonDisallowed {
+		rule := fmt.Sprintf("robots.txt line %d: %s", d.Rule.Line, d.Rule)
+		w.Header().Set("X-Robots-Guard-Rule", rule)
+		msg += " by " + rule
+	}
 	if body == "" {
-		return caddyhttp.Error(status, fmt.Errorf("robots_guard: %s (%s)", d.Action, d.Reason))
+		return caddyhttp.Error(status, errors.New(msg))
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -1,0 +1,352 @@
+package caddymodule
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
+)
+
+// These tests run a real Caddy (in-process, through caddytest) on fixed
+// ports (admin 2999, HTTP 9080), in front of a real backend reached through
+// reverse_proxy. They are skipped under -short.
+
+const (
+	uaFirefox   = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"
+	uaGPTBot    = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
+	uaRoguebot  = "roguebot/1.0"
+	uaExample   = "Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"
+	uaGooglebot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+)
+
+const siteRobots = `User-agent: roguebot
+Disallow: /
+
+User-agent: *
+Crawl-delay: 5
+Disallow: /private/
+Allow: /private/press/
+`
+
+// site is a robots.txt file and a backend for one test.
+type site struct {
+	dir, robots string
+	zone        string
+	backend     *httptest.Server
+}
+
+func newSite(t *testing.T, robots string) *site {
+	t.Helper()
+	dir := t.TempDir()
+	// Per-client state survives config reloads by design, so each test
+	// keeps its own zone.
+	s := &site{dir: dir, robots: filepath.Join(dir, "robots.txt"), zone: strings.ReplaceAll(t.Name(), "/", "_")}
+	if err := os.WriteFile(s.robots, []byte(robots), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.backend = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "backend:%s", r.URL.Path)
+	}))
+	t.Cleanup(s.backend.Close)
+	return s
+}
+
+// config returns a Caddyfile that serves the site behind robots_guard.
+func (s *site) config(globals, options string) string {
+	return fmt.Sprintf(`{
+	skip_install_trust
+	admin localhost:2999
+	http_port 9080
+	https_port 9443
+	grace_period 1ns
+	%s
+}
+http://localhost:9080 {
+	robots_guard {
+		robots %s
+		zone %s
+		%s
+	}
+	reverse_proxy %s
+}
+`, globals, s.robots, s.zone, options, strings.TrimPrefix(s.backend.URL, "http://"))
+}
+
+// get requests path with a User-Agent and optional extra headers.
+func get(t *testing.T, tester *caddytest.Tester, method, path, ua string, headers ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://localhost:9080"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("User-Agent", ua)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := tester.Client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
+func expectStatus(t *testing.T, what string, resp *http.Response, body string, want int) {
+	t.Helper()
+	if resp.StatusCode != want {
+		t.Fatalf("%s: status %d (body %q, X-Robots-Guard %q), want %d", what, resp.StatusCode, body, resp.Header.Get("X-Robots-Guard"), want)
+	}
+}
+
+// TestIntegrationDecisions: browsers pass, bots meet the site's rules, and
+// crawl-delay is enforced with 429 and Retry-After.
+func TestIntegrationDecisions(t *testing.T) {
+	s := newSite(t, siteRobots)
+	tester := caddytest.NewTester(t)
+	tester.InitServer(s.config("", "burst 1\n\t\tgrace -1\n\t\tstrikes 100\n\t\tverify off"), "caddyfile")
+
+	resp, body := get(t, tester, "GET", "/private/report.html", uaFirefox)
+	expectStatus(t, "browser on a disallowed path", resp, body, 200)
+	if body != "backend:/private/report.html" {
+		t.Errorf("browser got %q", body)
+	}
+
+	resp, body = get(t, tester, "GET", "/private/report.html", uaGPTBot)
+	expectStatus(t, "GPTBot on a disallowed path", resp, body, 403)
+	if got := resp.Header.Get("X-Robots-Guard-Rule"); got != "robots.txt line 6: Disallow: /private/" {
+		t.Errorf("GPTBot refusal names rule %q", got)
+	}
+	resp, body = get(t, tester, "GET", "/private/press/release.html", uaGPTBot)
+	expectStatus(t, "GPTBot on an allowed path", resp, body, 200)
+
+	for _, path := range []string{"/", "/about.html", "/private/press/release.html"} {
+		resp, body = get(t, tester, "GET", path, uaRoguebot)
+		expectStatus(t, "roguebot on "+path, resp, body, 403)
+		if got := resp.Header.Get("X-Robots-Guard-Rule"); got != "robots.txt line 2: Disallow: /" {
+			t.Errorf("roguebot refusal names rule %q", got)
+		}
+	}
+
+	resp, body = get(t, tester, "GET", "/a.html", uaExample)
+	expectStatus(t, "first request", resp, body, 200)
+	resp, body = get(t, tester, "GET", "/b.html", uaExample)
+	expectStatus(t, "crawl-delay exceeded", resp, body, 429)
+	if ra := resp.Header.Get("Retry-After"); ra != "5" {
+		t.Errorf("Retry-After = %q, want 5", ra)
+	}
+}
+
+// TestIntegrationServedRobots: the served robots.txt carries the additions,
+// with the right headers, and answers conditional requests with 304.
+func TestIntegrationServedRobots(t *testing.T) {
+	s := newSite(t, siteRobots)
+	tester := caddytest.NewTester(t)
+	tester.InitServer(s.config("", "trap /trap/\n\t\tblock_class bad\n\t\tsitemap https://example.com/sitemap.xml\n\t\tverify off"), "caddyfile")
+
+	resp, body := get(t, tester, "GET", "/robots.txt", uaGooglebot)
+	expectStatus(t, "robots.txt", resp, body, 200)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/plain; charset=utf-8" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	for _, want := range []string{"User-agent: roguebot\nDisallow: /\nDisallow: /trap/\n", "Allow: /private/press/\nDisallow: /trap/\n", "User-agent: emailsiphon\n", "Sitemap: https://example.com/sitemap.xml\n"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("served robots.txt lacks %q:\n%s", want, body)
+		}
+	}
+	etag, lastMod := resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	if etag == "" || lastMod == "" {
+		t.Fatalf("ETag %q, Last-Modified %q", etag, lastMod)
+	}
+	resp, body = get(t, tester, "GET", "/robots.txt", uaGooglebot, "If-None-Match", etag)
+	expectStatus(t, "If-None-Match", resp, body, 304)
+	resp, body = get(t, tester, "GET", "/robots.txt", uaGooglebot, "If-Modified-Since", lastMod)
+	expectStatus(t, "If-Modified-Since", resp, body, 304)
+	resp, body = get(t, tester, "HEAD", "/robots.txt", uaGooglebot)
+	expectStatus(t, "HEAD", resp, body, 200)
+	if body != "" || resp.Header.Get("Content-Length") == "" {
+		t.Errorf("HEAD: body %q, Content-Length %q", body, resp.Header.Get("Content-Length"))
+	}
+	// robots.txt is served even to a client that is blocked.
+	resp, body = get(t, tester, "GET", "/trap/", uaFirefox)
+	expectStatus(t, "trap", resp, body, 403)
+	resp, body = get(t, tester, "GET", "/", uaFirefox)
+	expectStatus(t, "after the trap", resp, body, 403)
+	resp, body = get(t, tester, "GET", "/robots.txt", uaFirefox)
+	expectStatus(t, "robots.txt while blocked", resp, body, 200)
+}
+
+// waitFor polls until the status of a request becomes want, and returns
+// how long it took; it fails after limit.
+func waitFor(t *testing.T, tester *caddytest.Tester, path, ua string, want int, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		resp, _ := get(t, tester, "GET", path, ua)
+		if resp.StatusCode == want {
+			return time.Since(start)
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("%s for %s: still %d (X-Robots-Guard %q) after %v, want %d", path, ua, resp.StatusCode, resp.Header.Get("X-Robots-Guard"), limit, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestIntegrationHotReload: editing robots.txt in place or by atomic rename
+// changes decisions within a second; a broken edit keeps the old rules.
+func TestIntegrationHotReload(t *testing.T) {
+	s := newSite(t, "User-agent: *\nDisallow: /a/\n")
+	tester := caddytest.NewTester(t)
+	tester.InitServer(s.config("", "verify off\n\t\tstrikes 1000\n\t\tcrawl_delay 1ms"), "caddyfile")
+	bot := uaGPTBot
+	waitFor(t, tester, "/a/x", bot, 403, time.Second)
+	waitFor(t, tester, "/b/x", bot, 200, time.Second)
+
+	// Write in place.
+	if err := os.WriteFile(s.robots, []byte("User-agent: *\nDisallow: /b/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	took := waitFor(t, tester, "/b/x", bot, 403, time.Second)
+	waitFor(t, tester, "/a/x", bot, 200, time.Second)
+	t.Logf("write in place took effect in %v", took)
+
+	// Atomic save: write a temporary file and rename it over the original.
+	tmp := filepath.Join(s.dir, ".robots.txt.swp")
+	if err := os.WriteFile(tmp, []byte("User-agent: *\nDisallow: /c/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, s.robots); err != nil {
+		t.Fatal(err)
+	}
+	took = waitFor(t, tester, "/c/x", bot, 403, time.Second)
+	waitFor(t, tester, "/b/x", bot, 200, time.Second)
+	t.Logf("atomic rename took effect in %v", took)
+
+	// A broken edit (an HTML error page) keeps the last good rules.
+	if err := os.WriteFile(s.robots, []byte("<!DOCTYPE html><html><body>502 Bad Gateway</body></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if resp, _ := get(t, tester, "GET", "/c/x", bot); resp.StatusCode != 403 {
+			t.Fatalf("a broken robots.txt replaced the good rules: /c/x got %d", resp.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Delete and recreate.
+	if err := os.Remove(s.robots); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if resp, _ := get(t, tester, "GET", "/c/x", bot); resp.StatusCode != 403 {
+		t.Errorf("a deleted robots.txt dropped the rules: %d", resp.StatusCode)
+	}
+	if err := os.WriteFile(s.robots, []byte("User-agent: *\nDisallow: /d/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tester, "/d/x", bot, 403, time.Second)
+	waitFor(t, tester, "/c/x", bot, 200, time.Second)
+}
+
+// TestIntegrationTrustedProxies: the client IP comes from Caddy, which
+// honours X-Forwarded-For only from trusted proxies.
+func TestIntegrationTrustedProxies(t *testing.T) {
+	s := newSite(t, siteRobots)
+	tester := caddytest.NewTester(t)
+	tester.InitServer(s.config("servers {\n\t\ttrusted_proxies static 127.0.0.1/32\n\t}", "trap /trap/\n\t\tverify off"), "caddyfile")
+	resp, body := get(t, tester, "GET", "/trap/", uaFirefox, "X-Forwarded-For", "203.0.113.5")
+	expectStatus(t, "trap via proxy", resp, body, 403)
+	resp, body = get(t, tester, "GET", "/", uaFirefox, "X-Forwarded-For", "203.0.113.5")
+	expectStatus(t, "trapped client via proxy", resp, body, 403)
+	resp, body = get(t, tester, "GET", "/", uaFirefox, "X-Forwarded-For", "203.0.113.6")
+	expectStatus(t, "another client via proxy", resp, body, 200)
+
+	// Without trusted proxies the header is ignored: the trap blocks the
+	// real peer, whatever header it sends next.
+	s2 := newSite(t, siteRobots)
+	tester.InitServer(s2.config("", "trap /trap/\n\t\tverify off"), "caddyfile")
+	resp, body = get(t, tester, "GET", "/trap/", uaFirefox, "X-Forwarded-For", "203.0.113.7")
+	expectStatus(t, "trap, untrusted header", resp, body, 403)
+	resp, body = get(t, tester, "GET", "/", uaFirefox, "X-Forwarded-For", "203.0.113.8")
+	expectStatus(t, "spoofed header does not escape the block", resp, body, 403)
+}
+
+// TestIntegrationReloadNoLeaks: twenty config reloads leak no goroutines or
+// file descriptors (watchers are closed), and strikes survive them.
+func TestIntegrationReloadNoLeaks(t *testing.T) {
+	s := newSite(t, siteRobots)
+	tester := caddytest.NewTester(t)
+	cfg := s.config("", "strikes 3\n\t\tverify off")
+	tester.InitServer(cfg, "caddyfile")
+	// Two strikes before the reloads.
+	for i := 0; i < 2; i++ {
+		resp, body := get(t, tester, "GET", "/private/x", uaExample)
+		expectStatus(t, "strike", resp, body, 403)
+	}
+	settle := func() (int, int) {
+		tester.Client.CloseIdleConnections()
+		http.DefaultClient.CloseIdleConnections()
+		time.Sleep(300 * time.Millisecond)
+		runtime.GC()
+		return runtime.NumGoroutine(), openFDs(t)
+	}
+	// Warm up: the first reloads start Caddy's own long-lived goroutines.
+	for i := 0; i < 3; i++ {
+		tester.InitServer(cfg, "caddyfile")
+	}
+	g0, fd0 := settle()
+	for i := 0; i < 20; i++ {
+		// Alternate two configs so that every load really replaces the
+		// handler.
+		c := cfg
+		if i%2 == 0 {
+			c = s.config("", "strikes 3\n\t\tverify off\n\t\tburst 4")
+		}
+		tester.InitServer(c, "caddyfile")
+	}
+	g1, fd1 := settle()
+	t.Logf("after 20 reloads: goroutines %d -> %d, open fds %d -> %d", g0, g1, fd0, fd1)
+	if g1 > g0+5 {
+		t.Errorf("goroutines grew from %d to %d over 20 reloads", g0, g1)
+	}
+	if fd1 > fd0+5 {
+		t.Errorf("open file descriptors grew from %d to %d over 20 reloads", fd0, fd1)
+	}
+	// The third strike, after the reloads, blocks the client.
+	resp, body := get(t, tester, "GET", "/private/x", uaExample)
+	expectStatus(t, "third strike", resp, body, 403)
+	resp, body = get(t, tester, "GET", "/allowed.html", uaExample)
+	expectStatus(t, "blocked after reloads", resp, body, 403)
+	if got := resp.Header.Get("X-Robots-Guard"); got != "blocked_client" {
+		t.Errorf("X-Robots-Guard = %q, want blocked_client", got)
+	}
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot count file descriptors: %v", err)
+	}
+	return len(entries)
+}
+
+// TestIntegrationDryRun: dry_run refuses nothing.
+func TestIntegrationDryRun(t *testing.T) {
+	s := newSite(t, siteRobots)
+	tester := caddytest.NewTester(t)
+	tester.InitServer(s.config("", "mode dry_run\n\t\tverify off"), "caddyfile")
+	for i := 0; i < 10; i++ {
+		resp, body := get(t, tester, "GET", "/", uaRoguebot)
+		expectStatus(t, "roguebot in dry run", resp, body, 200)
+	}
+}
