@@ -83,7 +83,7 @@ func checkCommand() *cobra.Command {
 		file, _ := cmd.Flags().GetString("robots")
 		ua, _ := cmd.Flags().GetString("user-agent")
 		if file == "" || ua == "" || len(args) == 0 {
-			return fmt.Errorf("usage: caddy robots check --robots FILE --user-agent UA URL...")
+			return errors.New("usage: caddy robots check --robots FILE --user-agent UA URL [URL ...]")
 		}
 		data, err := os.ReadFile(file)
 		if err != nil {

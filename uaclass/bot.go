@@ -90,7 +90,7 @@ func (b *Bot) Validate() error {
 	return nil
 }
 
-//go:generate go run ./internal/botsgen -data ../../shared/data/ua -curated internal/botsgen/curated.json -out bots.json
+//go:generate go run ./internal/botsgen -data internal/botsgen/data -curated internal/botsgen/curated.json -out bots.json
 
 // botsJSON is the embedded bot database, generated from public lists (see
 // NOTICE.md) by the go:generate step above.

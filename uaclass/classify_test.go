@@ -11,8 +11,8 @@ import (
 	"github.com/robotsguard/robotsguard/policy"
 )
 
-// sharedUA is the shared data folder beside the repository.
-const sharedUA = "../../shared/data/ua/"
+// sharedUA holds the public lists the database is built from.
+const sharedUA = "internal/botsgen/data/"
 
 func newTestClassifier(t testing.TB) *Classifier {
 	t.Helper()

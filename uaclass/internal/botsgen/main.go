@@ -69,7 +69,7 @@ type aiEntry struct {
 }
 
 func main() {
-	data := flag.String("data", "../../shared/data/ua", "folder with crawler-user-agents.json and robots.json")
+	data := flag.String("data", "internal/botsgen/data", "folder with crawler-user-agents.json and robots.json")
 	curatedPath := flag.String("curated", "internal/botsgen/curated.json", "curated additions")
 	out := flag.String("out", "bots.json", "output file")
 	flag.Parse()
