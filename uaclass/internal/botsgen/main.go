@@ -1,5 +1,5 @@
 // Command botsgen builds uaclass/bots.json, the embedded bot database, from
-// the public User-Agent lists in the shared data folder and the project's
+// the public User-Agent lists in internal/botsgen/data and the project's
 // curated additions:
 //
 //   - crawler-user-agents.json from monperrus/crawler-user-agents (MIT):
