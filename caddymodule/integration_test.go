@@ -350,3 +350,20 @@ func TestIntegrationDryRun(t *testing.T) {
 		expectStatus(t, "roguebot in dry run", resp, body, 200)
 	}
 }
+
+// TestIntegrationJSONErrors: a bad value in the JSON config fails the load
+// with a message that names the option.
+func TestIntegrationJSONErrors(t *testing.T) {
+	for option, want := range map[string]string{
+		`"mode": "loud"`:              `mode: unknown mode \"loud\" (want enforce or dry_run)`,
+		`"block_classes": ["robots"]`: `block_classes: unknown class \"robots\"`,
+		`"allow_ips": ["300.1.1.1"]`:  `allow_ips: invalid IP \"300.1.1.1\"`,
+		`"deny_status": 200`:          `deny_status: 200 is not an error status (400-599)`,
+		`"traps": ["nope"]`:           `trap \"nope\" must start with '/' or '*'`,
+		`"verify": {"ranges": {"gptbot": "/nonexistent/gptbot.json"}}`: `verify ranges for gptbot: reading IP ranges: open /nonexistent/gptbot.json: no such file or directory`,
+	} {
+		cfg := `{"admin": {"listen": "localhost:2999"}, "apps": {"http": {"http_port": 9080, "servers": {"srv0": {"listen": [":9080"],
+			"routes": [{"handle": [{"handler": "robots_guard", ` + option + `}]}]}}}}}`
+		caddytest.AssertLoadError(t, cfg, "json", want)
+	}
+}

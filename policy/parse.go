@@ -168,19 +168,38 @@ func (p *parser) diag(line int, sev Severity, msg string) {
 // checkContent reports bodies that are not robots.txt at all: HTML pages
 // (servers that answer /robots.txt with a soft 404) and binary data.
 func (p *parser) checkContent(s string) {
-	head := trimSpace(s[:min(len(s), 1024)])
+	start := len(s) - len(strings.TrimLeft(s, " \t\r\n\v\f"))
+	head := s[start:min(len(s), start+1024)]
 	if strings.HasPrefix(head, "<") {
 		lower := strings.ToLower(head)
 		for _, tag := range []string{"<!doctype html", "<html", "<head", "<body", "<title", "<?xml"} {
 			if strings.Contains(lower, tag) {
-				p.diag(1, Error, "content looks like an HTML or XML page, not robots.txt (is the server answering /robots.txt with an error page?)")
+				p.diag(lineOf(s, start), Error, "content looks like an HTML or XML page, not robots.txt (is the server answering /robots.txt with an error page?)")
 				break
 			}
 		}
 	}
 	if i := strings.IndexByte(s, 0); i >= 0 {
-		p.diag(1+strings.Count(s[:i], "\n"), Error, "content holds NUL bytes: binary data, not robots.txt")
+		p.diag(lineOf(s, i), Error, "content holds NUL bytes: binary data, not robots.txt")
 	}
+}
+
+// lineOf returns the line number of byte offset i of s, counting line ends
+// as Parse does (CR, LF and CRLF).
+func lineOf(s string, i int) int {
+	line := 1
+	for k := 0; k < i; k++ {
+		switch s[k] {
+		case '\n':
+			line++
+		case '\r':
+			line++
+			if k+1 < i && s[k+1] == '\n' {
+				k++
+			}
+		}
+	}
+	return line
 }
 
 func (p *parser) line(num int, line string) {

@@ -639,6 +639,7 @@ func TestLint(t *testing.T) {
 		msg          string
 	}{
 		{"html", "<!DOCTYPE html>\n<html><body>Not found</body></html>\n", 1, Error, "HTML"},
+		{"html after blank lines", "\r\n\r\n  <html><body>Not found</body></html>\n", 3, Error, "HTML"},
 		{"binary", "user-agent: *\ndisallow: /\x00\x01\x02\n", 2, Error, "NUL"},
 		{"pattern without slash", "user-agent: *\ndisallow: private\n", 2, Warning, "does not start with '/'"},
 		{"wildcard agent", "user-agent: Mediapartners-Google*\ndisallow: /\n", 1, Warning, "wildcard in user-agent"},
