@@ -28,22 +28,12 @@ import (
 	"strings"
 
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/uaclass"
 )
 
-// bot mirrors uaclass.Bot; the generator cannot import uaclass, which embeds
-// the file this program writes.
-type bot struct {
-	Token         string   `json:"token"`
-	Parents       []string `json:"parents,omitempty"`
-	Match         []string `json:"match"`
-	Class         string   `json:"class"`
-	Name          string   `json:"name"`
-	Operator      string   `json:"operator,omitempty"`
-	Verify        string   `json:"verify,omitempty"`
-	Domains       []string `json:"domains,omitempty"`
-	UserTriggered bool     `json:"user_triggered,omitempty"`
-	Source        string   `json:"source,omitempty"`
-}
+// bot is a database entry; the generator fills in and writes uaclass.Bot
+// values, which read and write their class by name.
+type bot = uaclass.Bot
 
 type curated struct {
 	TagClass      map[string]string   `json:"tag_class"`
@@ -91,7 +81,7 @@ func main() {
 			}
 			phrases = []string{p}
 		}
-		class := classOfTags(cur, c.Tags)
+		class := mustClass(classOfTags(cur, c.Tags))
 		for _, p := range phrases {
 			db.add(bot{Token: tokenOf(p), Match: []string{p}, Class: class, Name: nameOf(p), Source: "crawler-user-agents"}, false)
 		}
@@ -103,9 +93,9 @@ func main() {
 	sort.Strings(keys)
 	for _, k := range keys {
 		e := ai[k]
-		class := "ai"
+		class := uaclass.AI
 		if c, ok := cur.AIClass[k]; ok {
-			class = c
+			class = mustClass(c)
 		}
 		phrase := k
 		if slices.Contains(cur.TokenOnly, k) {
@@ -143,6 +133,14 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("botsgen: wrote %d bots to %s\n", len(bots), *out)
+}
+
+func mustClass(name string) uaclass.Class {
+	c, err := uaclass.ParseClass(name)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return c
 }
 
 func readJSON(path string, v any) {
@@ -240,16 +238,9 @@ func (d *db) add(b bot, authoritative bool) {
 	if b.Token == "" {
 		log.Fatalf("no token for %+v", b)
 	}
-	e, ok := d.byToken[b.Token]
+	e, ok := d.entry(b)
 	if !ok {
-		d.byToken[b.Token] = &b
-		d.order = append(d.order, b.Token)
 		return
-	}
-	for _, m := range b.Match {
-		if !containsFold(e.Match, m) {
-			e.Match = append(e.Match, m)
-		}
 	}
 	if authoritative {
 		e.Class, e.Name, e.Source = b.Class, b.Name, b.Source
@@ -260,22 +251,31 @@ func (d *db) add(b bot, authoritative bool) {
 	}
 }
 
-// override applies a curated entry: every field it sets wins, and its match
-// phrases are added to the entry's.
-func (d *db) override(b bot) {
+// entry returns the existing entry for b's token with b's match phrases
+// added, and true; or it stores b as a new entry and returns false.
+func (d *db) entry(b bot) (*bot, bool) {
 	e, ok := d.byToken[b.Token]
 	if !ok {
-		c := b
-		d.byToken[b.Token] = &c
+		d.byToken[b.Token] = &b
 		d.order = append(d.order, b.Token)
-		return
+		return nil, false
 	}
 	for _, m := range b.Match {
 		if !containsFold(e.Match, m) {
 			e.Match = append(e.Match, m)
 		}
 	}
-	if b.Class != "" {
+	return e, true
+}
+
+// override applies a curated entry: every field it sets wins, and its match
+// phrases are added to the entry's.
+func (d *db) override(b bot) {
+	e, ok := d.entry(b)
+	if !ok {
+		return
+	}
+	if b.Class != uaclass.Unknown {
 		e.Class = b.Class
 	}
 	if b.Name != "" {
