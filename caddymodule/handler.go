@@ -432,6 +432,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Host:   r.Host,
 	}
 	req.Target, req.Invalid = requestTarget(r)
+	req.Variants = targetVariants(req.Target)
 	if h.verifier != nil && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
 		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
 	}
@@ -507,27 +508,6 @@ func clientIP(r *http.Request) netip.Addr {
 	}
 	ip, _ := netip.ParseAddr(host)
 	return ip.WithZone("").Unmap()
-}
-
-// requestTarget returns the target the client asked for, before any
-// rewrite, as a path with an optional query, and whether it was unreadable.
-func requestTarget(r *http.Request) (string, bool) {
-	if or, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok {
-		r = &or
-	}
-	uri := r.RequestURI
-	if uri == "" && r.URL != nil {
-		uri = r.URL.RequestURI()
-	}
-	switch {
-	case strings.HasPrefix(uri, "/"):
-		return uri, false
-	case strings.Contains(uri, "://"):
-		return policy.TargetOf(uri), false
-	case uri == "*" && r.Method == http.MethodOptions:
-		return "/", false
-	}
-	return "/", true
 }
 
 // Interface guards

@@ -101,7 +101,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return d
 	}
 	ua := &req.UA
-	if e.traps != nil && !e.traps.MatchNormal(nil, target).Allowed {
+	if e.traps != nil && e.trapped(target, req.Variants) {
 		out := e.store.Apply(ipKey, now, e.op(Op{Block: true}))
 		d.ReadRobots = out.State.RobotsAt != 0
 		return e.refuse(d, ReasonTrap, out)
@@ -135,14 +135,17 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return e.refuse(d, reason, out)
 	}
 
-	var res policy.Result
+	res := policy.Result{Allowed: true}
 	if p != nil {
 		res = p.MatchNormal(ua.Tokens, target)
+		// A rule that refuses another spelling of the same resource applies:
+		// the backend would serve the disallowed resource under it.
+		for i := 0; res.Allowed && i < len(req.Variants); i++ {
+			res = p.Match(ua.Tokens, req.Variants[i])
+		}
 		if res.Agent == "*" && ua.UserTriggered() && e.cfg.UserTriggeredSkipGlobal {
 			res = policy.Result{Allowed: true}
 		}
-	} else {
-		res.Allowed = true
 	}
 	d.Group, d.Rule = res.Agent, res.Rule
 
@@ -182,6 +185,19 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		d.Action = Throttle
 	}
 	return d
+}
+
+// trapped reports whether the target or one of its variants is a trap.
+func (e *Engine) trapped(target string, variants []string) bool {
+	if !e.traps.MatchNormal(nil, target).Allowed {
+		return true
+	}
+	for _, v := range variants {
+		if !e.traps.Match(nil, v).Allowed {
+			return true
+		}
+	}
+	return false
 }
 
 // op fills in the escalation settings of o.

@@ -498,3 +498,22 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// TestVariants: a rule or trap that matches another spelling of the same
+// resource applies, so encoded slashes and doubled slashes do not bypass it.
+func TestVariants(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{Traps: []string{"/trap/"}, Strikes: 100}, clock)
+	p := compile("User-agent: *\nDisallow: /private/\n")
+	r := req("192.0.2.1", uaExample, "/private%2Freport.html")
+	expect(t, "no variants", e.Decide(r, p), Allow, ReasonNone)
+	r.Variants = []string{"/private/report.html"}
+	d := e.Decide(r, p)
+	expect(t, "variant disallowed", d, Deny, ReasonDisallowed)
+	if d.Rule == nil || d.Rule.Pattern != "/private/" {
+		t.Errorf("rule %v", d.Rule)
+	}
+	b := req("192.0.2.2", uaBrowser, "//trap/x")
+	b.Variants = []string{"/trap/x"}
+	expect(t, "trap variant", e.Decide(b, p), Deny, ReasonTrap)
+}
