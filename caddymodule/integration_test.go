@@ -9,10 +9,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
+
+	"github.com/robotsguard/robotsguard/policy"
 )
 
 // These tests run a real Caddy (in-process, through caddytest) on fixed
@@ -365,5 +369,98 @@ func TestIntegrationJSONErrors(t *testing.T) {
 		cfg := `{"admin": {"listen": "localhost:2999"}, "apps": {"http": {"http_port": 9080, "servers": {"srv0": {"listen": [":9080"],
 			"routes": [{"handle": [{"handler": "robots_guard", ` + option + `}]}]}}}}}`
 		caddytest.AssertLoadError(t, cfg, "json", want)
+	}
+}
+
+// TestIntegrationReloadStorm: robots.txt is rewritten in place every 10 ms
+// for 30 s while clients hammer the site; no request fails, and every answer
+// matches either the old or the new file, never a mix or a half-written file.
+func TestIntegrationReloadStorm(t *testing.T) {
+	const fileA = "User-agent: *\nDisallow: /a/\nDisallow: /common/\n"
+	const fileB = "User-agent: *\nDisallow: /b/\nDisallow: /common/\n"
+	duration := 30 * time.Second
+	if raceEnabled {
+		duration = 5 * time.Second
+	}
+	s := newSite(t, fileA)
+	tester := caddytest.NewTester(t)
+	tester.InitServer(s.config("", "verify off\n\t\trate bot 0s\n\t\tstrikes 1000000\n\t\twindow 1s"), "caddyfile")
+	genA := string(policy.Parse([]byte(fileA)).Generate())
+	genB := string(policy.Parse([]byte(fileB)).Generate())
+
+	stop := make(chan struct{})
+	var writes atomic.Int64
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			body := fileA
+			if i%2 == 1 {
+				body = fileB
+			}
+			if err := os.WriteFile(s.robots, []byte(body), 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+			writes.Add(1)
+		}
+	}()
+	var requests, switches atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan string, 100)
+	deadline := time.Now().Add(duration)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			client := &http.Client{Transport: caddytest.CreateTestingTransport(), Timeout: 5 * time.Second}
+			last := ""
+			for i := w; time.Now().Before(deadline); i++ {
+				path := []string{"/a/x", "/b/x", "/common/x", "/robots.txt"}[i%4]
+				req, _ := http.NewRequest("GET", "http://localhost:9080"+path, nil)
+				req.Header.Set("User-Agent", uaExample)
+				resp, err := client.Do(req)
+				if err != nil {
+					errs <- fmt.Sprintf("%s: %v", path, err)
+					return
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				requests.Add(1)
+				guard := resp.Header.Get("X-Robots-Guard")
+				switch {
+				case path == "/robots.txt":
+					if string(body) != genA && string(body) != genB {
+						errs <- fmt.Sprintf("robots.txt is neither file:\n%s", body)
+						return
+					}
+					if last != "" && string(body) != last {
+						switches.Add(1)
+					}
+					last = string(body)
+				case path == "/common/x" && (resp.StatusCode != 403 || guard != "disallowed"):
+					errs <- fmt.Sprintf("/common/x got %d %q: rules of neither file", resp.StatusCode, guard)
+					return
+				case resp.StatusCode != 200 && (resp.StatusCode != 403 || guard != "disallowed"):
+					errs <- fmt.Sprintf("%s got %d %q", path, resp.StatusCode, guard)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(stop)
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	t.Logf("reload storm: %d writes in %v, %d requests, robots.txt seen to change %d times", writes.Load(), duration, requests.Load(), switches.Load())
+	if switches.Load() < int64(duration/time.Second) {
+		t.Errorf("the served robots.txt changed only %d times during the storm", switches.Load())
 	}
 }

@@ -135,7 +135,30 @@ func (s *source) install(r *policy.Robots, hash [32]byte, modTime time.Time, mis
 
 // readRobots reads the file, following symbolic links (Kubernetes
 // ConfigMaps), up to maxRobotsFile bytes.
+//
+// A file written in place is truncated, then written, so a read can catch it
+// empty; installing that would drop every rule for a moment (the reload
+// storm test caught it). An empty read is therefore only believed when it
+// persists across several reads, and a non-empty one when the file's size
+// and time did not change around it.
 func readRobots(path string) ([]byte, time.Time, error) {
+	const tries, pause = 5, 20 * time.Millisecond
+	for i := 1; ; i++ {
+		data, modTime, err := readRobotsOnce(path)
+		if err != nil || i == tries {
+			return data, modTime, err
+		}
+		if len(data) > 0 {
+			st, err := os.Stat(path)
+			if err == nil && st.Size() == int64(len(data)) && st.ModTime().Equal(modTime) {
+				return data, modTime, nil
+			}
+		}
+		time.Sleep(pause)
+	}
+}
+
+func readRobotsOnce(path string) ([]byte, time.Time, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, time.Time{}, err
@@ -154,6 +177,10 @@ func readRobots(path string) ([]byte, time.Time, error) {
 	}
 	if len(data) > maxRobotsFile {
 		return nil, time.Time{}, fmt.Errorf("%s is larger than %d bytes", path, maxRobotsFile)
+	}
+	// The time after the read: a write that raced the read shows here.
+	if st, err = f.Stat(); err != nil {
+		return nil, time.Time{}, err
 	}
 	return data, st.ModTime(), nil
 }
@@ -194,7 +221,12 @@ func (s *source) watch(ctx context.Context) error {
 				// Any change in the directory may be the file's: a
 				// ConfigMap flips a "..data" symlink, an editor renames a
 				// swap file. The reload compares content, so extra events
-				// cost a read.
+				// cost a read. The timer runs from the first event of a
+				// burst and is not pushed back by later ones, so a file
+				// rewritten without pause is still reloaded every debounce.
+				if fire != nil {
+					continue
+				}
 				if timer == nil {
 					timer = time.NewTimer(debounce)
 				} else {
