@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,6 +102,8 @@ func (s *source) load(initial bool) {
 		return
 	}
 	diags := r.Lint()
+	// The most serious findings first: only the first ten are logged.
+	sort.SliceStable(diags, func(i, j int) bool { return diags[i].Severity > diags[j].Severity })
 	for i, d := range diags {
 		if i == 10 {
 			s.logger.Warn("more robots.txt lint findings", zap.String("file", s.path), zap.Int("count", len(diags)-10))

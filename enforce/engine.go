@@ -86,13 +86,12 @@ func (e *Engine) Config() Config { return e.cfg }
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
 	d := Decision{DryRun: e.cfg.DryRun}
-	ipKey := IPKey(req.IP)
 	// Normalised once for every match below; this allocates only for the
 	// rare targets that are not already in normal form.
 	target := policy.NormalizeTarget(req.Target)
 
 	if policy.IsRobotsTxt(target) {
-		e.store.Apply(ipKey, now, Op{MarkRobots: true})
+		e.store.Apply(IPKey(req.IP), now, Op{MarkRobots: true})
 		d.Reason = ReasonRobotsTxt
 		return d
 	}
@@ -102,23 +101,30 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	}
 	ua := &req.UA
 	if e.traps != nil && e.trapped(target, req.Variants) {
-		out := e.store.Apply(ipKey, now, e.op(Op{Block: true}))
+		out := e.store.Apply(IPKey(req.IP), now, e.op(Op{Block: true}))
 		d.ReadRobots = out.State.RobotsAt != 0
 		return e.refuse(d, ReasonTrap, out)
 	}
-	ipOut := e.store.Apply(ipKey, now, Op{Peek: true})
-	d.ReadRobots = ipOut.State.RobotsAt != 0
-	if ipOut.Blocked {
-		return e.refuse(d, ReasonBlockedClient, ipOut)
-	}
-	if ua.Class == uaclass.Bad && !e.cfg.AllowBadAgents {
-		return e.refuse(d, ReasonBadAgent, e.store.Apply(ipKey, now, e.op(Op{Strike: true, Blockable: true})))
-	}
-	if req.Verdict == uaclass.Impostor && !e.cfg.AllowImpostors {
-		return e.refuse(d, ReasonImpostor, e.store.Apply(ipKey, now, e.op(Op{Strike: true, Blockable: true})))
-	}
 	if ua.Class == uaclass.Browser {
+		// robots.txt is not addressed to people: only an IP block applies.
+		ipOut := e.store.Apply(IPKey(req.IP), now, Op{Peek: true})
+		d.ReadRobots = ipOut.State.RobotsAt != 0
+		if ipOut.Blocked {
+			return e.refuse(d, ReasonBlockedClient, ipOut)
+		}
 		return d
+	}
+	if ua.Class == uaclass.Bad && !e.cfg.AllowBadAgents || req.Verdict == uaclass.Impostor && !e.cfg.AllowImpostors {
+		out := e.store.Apply(IPKey(req.IP), now, e.op(Op{Strike: true, Blockable: true}))
+		d.ReadRobots = out.State.RobotsAt != 0
+		reason := ReasonImpostor
+		switch {
+		case out.Blocked:
+			reason = ReasonBlockedClient
+		case ua.Class == uaclass.Bad:
+			reason = ReasonBadAgent
+		}
+		return e.refuse(d, reason, out)
 	}
 
 	key := Key{IP: req.IP, Token: ua.Token()}
@@ -128,7 +134,8 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		if !e.blockClass[ua.Class] {
 			reason = ReasonInvalid
 		}
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle}))
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle, CheckIP: true}))
+		d.ReadRobots = out.IPRobotsAt != 0
 		if out.Blocked {
 			reason = ReasonBlockedClient
 		}
@@ -137,11 +144,11 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 
 	res := policy.Result{Allowed: true}
 	if p != nil {
-		res = p.MatchNormal(ua.Tokens, target)
+		res = p.MatchResource(ua.Tokens, target)
 		// A rule that refuses another spelling of the same resource applies:
 		// the backend would serve the disallowed resource under it.
 		for i := 0; res.Allowed && i < len(req.Variants); i++ {
-			res = p.Match(ua.Tokens, req.Variants[i])
+			res = p.MatchResource(ua.Tokens, policy.NormalizeTarget(req.Variants[i]))
 		}
 		if res.Agent == "*" && ua.UserTriggered() && e.cfg.UserTriggeredSkipGlobal {
 			res = policy.Result{Allowed: true}
@@ -150,7 +157,8 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	d.Group, d.Rule = res.Agent, res.Rule
 
 	if !res.Allowed {
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle}))
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle, CheckIP: true}))
+		d.ReadRobots = out.IPRobotsAt != 0
 		reason := ReasonDisallowed
 		if out.Blocked {
 			reason = ReasonBlockedClient
@@ -162,11 +170,12 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	if interval == 0 {
 		interval, reason = e.classRates[ua.Class], ReasonRate
 	}
-	op := e.op(Op{Interval: interval, Burst: e.cfg.Burst, StrikeOnEmpty: true, Blockable: !gentle})
+	op := e.op(Op{Interval: interval, Burst: e.cfg.Burst, StrikeOnEmpty: true, Blockable: !gentle, CheckIP: true})
 	if interval == 0 {
-		op = Op{Peek: true}
+		op = Op{Peek: true, CheckIP: true}
 	}
 	out := e.store.Apply(key, now, op)
+	d.ReadRobots = out.IPRobotsAt != 0
 	d.Strikes = int(out.State.Strikes)
 	if out.Blocked {
 		return e.refuse(d, ReasonBlockedClient, out)
@@ -210,7 +219,10 @@ func (e *Engine) op(o Op) Op {
 func (e *Engine) refuse(d Decision, reason Reason, out Outcome) Decision {
 	d.Action, d.Reason, d.Violation = Deny, reason, true
 	d.Strikes = int(out.State.Strikes)
-	if out.State.BlockedUntil != 0 && (out.Blocked || out.NewlyBlocked) {
+	switch {
+	case out.IPBlocked:
+		d.BlockedUntil = time.Unix(0, out.IPBlockedUntil)
+	case out.State.BlockedUntil != 0 && (out.Blocked || out.NewlyBlocked):
 		d.BlockedUntil = time.Unix(0, out.State.BlockedUntil)
 	}
 	return d

@@ -517,3 +517,25 @@ func TestVariants(t *testing.T) {
 	b.Variants = []string{"/trap/x"}
 	expect(t, "trap variant", e.Decide(b, p), Deny, ReasonTrap)
 }
+
+// TestQueryVariants: a query does not dodge a "$" rule, unless a rule
+// matches the whole target.
+func TestQueryVariants(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{Strikes: 100, ClassRates: map[uaclass.Class]time.Duration{}}, clock)
+	p := compile("User-agent: *\nDisallow: /report.html$\nDisallow: /search$\nAllow: /search?q=\n")
+	for target, want := range map[string]Action{
+		"/report.html":     Deny,
+		"/report.html?":    Deny,
+		"/report.html?x=1": Deny,
+		"/report.htmlx":    Allow,
+		"/search":          Deny,
+		"/search?q=robots": Allow, // explicitly allowed
+		"/search?page=2":   Deny,
+		"/other?x=1":       Allow,
+	} {
+		if d := e.Decide(req("192.0.2.1", uaExample, target), p); d.Action != want {
+			t.Errorf("%s: %v/%q, want %v", target, d.Action, d.Reason, want)
+		}
+	}
+}

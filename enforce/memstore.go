@@ -80,6 +80,23 @@ func (s *MemoryStore) Apply(k Key, now time.Time, op Op) Outcome {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	var robotsAt, blockedUntil int64
+	if op.CheckIP {
+		// The IP's state is in the same shard: shards are chosen by IP.
+		if n, ok := sh.m[IPKey(k.IP)]; ok && !s.expired(&n.st, t) {
+			robotsAt, blockedUntil = n.st.RobotsAt, n.st.BlockedUntil
+			if blockedUntil > t {
+				return Outcome{IPRobotsAt: robotsAt, IPBlockedUntil: blockedUntil, IPBlocked: true, Blocked: true}
+			}
+		}
+	}
+	out := s.apply(sh, k, t, op)
+	out.IPRobotsAt, out.IPBlockedUntil = robotsAt, blockedUntil
+	return out
+}
+
+// apply applies op to k's state in sh; the caller holds sh.mu.
+func (s *MemoryStore) apply(sh *storeShard, k Key, t int64, op Op) Outcome {
 	n, ok := sh.m[k]
 	if ok && s.expired(&n.st, t) {
 		sh.remove(n)

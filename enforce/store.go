@@ -47,6 +47,10 @@ type State struct {
 type Op struct {
 	// Peek reads the state without creating or changing it.
 	Peek bool
+	// CheckIP makes the store read the per-IP state of the key's IP first
+	// (see [IPKey]) and return it in Outcome.IP; when that IP is blocked,
+	// the Op is not applied. It saves a second store operation per request.
+	CheckIP bool
 	// MarkRobots records a /robots.txt fetch.
 	MarkRobots bool
 	// Interval and Burst describe a token bucket to take one token from:
@@ -70,6 +74,11 @@ type Op struct {
 type Outcome struct {
 	// State is the state after the Op (or as found, for Peek).
 	State State
+	// IPRobotsAt and IPBlockedUntil come from the per-IP state, for an Op
+	// with CheckIP; IPBlocked reports that the IP is blocked (and the Op
+	// was not applied).
+	IPRobotsAt, IPBlockedUntil int64
+	IPBlocked                  bool
 	// Found reports whether the store had state for the key.
 	Found bool
 	// Blocked reports that the client was already blocked, so the Op was not

@@ -20,6 +20,10 @@ type group struct {
 	rules      []Rule
 	m          matcher
 	crawlDelay time.Duration
+	// anchors holds only the rules that end in '$', or is nil when there
+	// are none: only such a rule can match a path and not the same path with
+	// a query, so MatchResource's second match walks this small trie.
+	anchors *matcher
 }
 
 // Compile returns the Policy for r. It works on a copy, so r may be edited
@@ -44,6 +48,16 @@ func Compile(r *Robots) *Policy {
 			}
 		}
 		g.m = newMatcher(g.rules)
+		var anchored []Rule
+		for _, r := range g.rules {
+			if strings.HasSuffix(normalizePattern(r.Pattern), "$") || r.Allow && anchorsIndexPage(r.Pattern) {
+				anchored = append(anchored, r)
+			}
+		}
+		if len(anchored) > 0 {
+			m := newMatcher(anchored)
+			g.anchors = &m
+		}
 		if tok == "*" {
 			p.global = g
 		} else {
@@ -120,6 +134,40 @@ func (p *Policy) MatchNormal(tokens []string, target string) Result {
 	res := Result{Allowed: true, Agent: g.agent, CrawlDelay: g.crawlDelay}
 	g.matchCanonical(&res, target)
 	return res
+}
+
+// MatchResource is [Policy.MatchNormal] for enforcement: it answers for the
+// resource rather than the exact URL. When no rule matches a target that has
+// a query, the path alone is matched too, because a backend serves the same
+// resource for "/report.html?x=1" as for "/report.html": as RFC 9309 reads
+// it, "Disallow: /report.html$" does not match the former. A rule that
+// matches the whole target, such as "Allow: /search?q=", still decides. Only
+// groups with '$' rules need the second match, since any other pattern that
+// matches a path also matches it with a query.
+func (p *Policy) MatchResource(tokens []string, target string) Result {
+	g := p.lookup(tokens)
+	if g == nil {
+		return Result{Allowed: true}
+	}
+	res := Result{Allowed: true, Agent: g.agent, CrawlDelay: g.crawlDelay}
+	g.matchCanonical(&res, target)
+	if res.Rule == nil && g.anchors != nil && !isRobotsTxt(target) {
+		if q := strings.IndexByte(target, '?'); q >= 0 {
+			if i := g.anchors.match(target[:q]); i >= 0 {
+				c := &g.anchors.rules[i]
+				res.Allowed, res.Rule = c.allow, c.rule
+			}
+		}
+	}
+	return res
+}
+
+// anchorsIndexPage reports whether an Allow pattern also allows its
+// directory with a '$' anchor ("/dir/index.html" allows "/dir/$").
+func anchorsIndexPage(pattern string) bool {
+	np := normalizePattern(pattern)
+	s := strings.LastIndexByte(np, '/')
+	return s >= 0 && strings.HasPrefix(np[s:], "/index.htm")
 }
 
 // IsRobotsTxt reports whether a target in normal form is /robots.txt, with

@@ -58,12 +58,11 @@ func newMatcher(rules []Rule) matcher {
 			continue
 		}
 		m.add(r, np)
-		if r.Allow {
+		if r.Allow && anchorsIndexPage(r.Pattern) {
 			// As the reference parser does, "Allow: /dir/index.htm[l]" also
 			// allows "/dir/" itself.
-			if s := strings.LastIndexByte(np, '/'); s >= 0 && strings.HasPrefix(np[s:], "/index.htm") {
-				m.add(r, np[:s+1]+"$")
-			}
+			s := strings.LastIndexByte(np, '/')
+			m.add(r, np[:s+1]+"$")
 		}
 	}
 	for i := range m.nodes {

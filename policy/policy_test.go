@@ -814,3 +814,29 @@ func assertSameAnswers(t *testing.T, a, b *Robots, agents, targets []string) {
 		}
 	}
 }
+
+// TestMatchResource: a query does not dodge a '$' rule for enforcement,
+// unless a rule matches the whole target; Match keeps RFC 9309's reading.
+func TestMatchResource(t *testing.T) {
+	p := Compile(Parse([]byte("User-agent: *\nDisallow: /report.html$\nDisallow: /search$\nAllow: /search?q=\nDisallow: /private\n\nUser-agent: plain\nDisallow: /x\n")))
+	for target, want := range map[string]bool{
+		"/report.html":     false,
+		"/report.html?":    false,
+		"/report.html?x=1": false,
+		"/report.htmlx":    true,
+		"/search?q=robots": true,
+		"/search?page=2":   false,
+		"/private?x":       false,
+		"/other?x=1":       true,
+	} {
+		if got := p.MatchResource(nil, NormalizeTarget(target)).Allowed; got != want {
+			t.Errorf("MatchResource(%q) = %v, want %v", target, got, want)
+		}
+	}
+	if !p.Match(nil, "/report.html?x=1").Allowed {
+		t.Error("Match must keep RFC 9309's reading of '$'")
+	}
+	if !p.MatchResource([]string{"plain"}, "/y?x").Allowed || p.MatchResource([]string{"plain"}, "/x?y").Allowed {
+		t.Error("group without '$' rules")
+	}
+}
