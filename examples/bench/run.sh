@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Overhead of robots_guard: wrk against three Caddy sites on this machine,
+# all proxying to the same backend, with the same mixed browser and bot
+# traffic (mix.lua):
+#   plain    reverse_proxy only
+#   guard    robots_guard + reverse_proxy
+#   regexp   the common alternative: a header_regexp User-Agent matcher with
+#            the ai.robots.txt names and "respond 403", + reverse_proxy
+# Prints req/s and p50/p99 latency, and the ratio to plain Caddy of the same
+# round (median over rounds).
+#
+#   examples/bench/run.sh                       # 5s per run, 7 rounds
+#   BENCH_DURATION=2s BENCH_ROUNDS=1 examples/bench/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+duration=${BENCH_DURATION:-5s}
+rounds=${BENCH_ROUNDS:-7}
+conns=${BENCH_CONNECTIONS:-64}
+threads=${BENCH_THREADS:-1}
+
+if ! command -v wrk >/dev/null 2>&1; then
+	apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+fi
+work=$(mktemp -d)
+go build -o "$work/caddy" ./examples/caddy
+
+# The ai.robots.txt names, as the regexp alternative lists them.
+names=$(grep -oE '^    "[^"]+": \{' uaclass/internal/botsgen/data/robots.json | sed -E 's/^    "(.*)": \{/\1/' |
+	sed -E 's/[][().*+?^$|\\]/\\&/g' | paste -sd '|')
+printf 'User-agent: *\nDisallow: /private/\n' >"$work/robots.txt"
+cat >"$work/Caddyfile" <<CADDY
+{
+	admin off
+	auto_https off
+	log {
+		level ERROR
+	}
+}
+:18080 {
+	bind 127.0.0.1
+	respond "hello from the backend" 200
+}
+:18081 {
+	bind 127.0.0.1
+	reverse_proxy 127.0.0.1:18080
+}
+:18082 {
+	bind 127.0.0.1
+	robots_guard {
+		robots $work/robots.txt
+		verify off
+		rate ai 0s
+		rate seo 0s
+		rate script 0s
+		rate bot 0s
+		rate unknown 0s
+		strikes 1000000000
+	}
+	reverse_proxy 127.0.0.1:18080
+}
+:18083 {
+	bind 127.0.0.1
+	@ai header_regexp User-Agent "(?i)($names)"
+	respond @ai 403
+	reverse_proxy 127.0.0.1:18080
+}
+CADDY
+# Caddy and wrk on separate cores where there are two, so that they do not
+# steal each other's time and the runs are comparable.
+pin_caddy=() pin_wrk=()
+if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
+	pin_caddy=(taskset -c 1) pin_wrk=(taskset -c 0)
+fi
+GOMAXPROCS=${BENCH_CADDY_PROCS:-1} "${pin_caddy[@]}" "$work/caddy" run --config "$work/Caddyfile" --adapter caddyfile >"$work/caddy.log" 2>&1 &
+caddy=$!
+trap 'kill $caddy 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do curl -fsS -o /dev/null http://127.0.0.1:18083/ 2>/dev/null && break; sleep 0.1; done
+
+# run NAME PORT: one wrk run; writes "rps p50_ms p99_ms" to $work/NAME.res
+run() {
+	"${pin_wrk[@]}" wrk -t"$threads" -c"$conns" -d"$duration" --latency -s examples/bench/mix.lua "http://127.0.0.1:$2/" >"$work/$1.out"
+	if [ "$1" != regexp ] && grep -q "Non-2xx" "$work/$1.out"; then
+		echo "$1: some requests were refused, so the run would not measure overhead:" >&2
+		grep "Non-2xx" "$work/$1.out" >&2
+		return 1
+	fi
+	awk '
+		function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
+		/Requests\/sec:/ { rps = $2 }
+		/^ +50%/ { p50 = ms($2) }
+		/^ +99%/ { p99 = ms($2) }
+		END { printf "%s %.3f %.3f\n", rps, p50, p99 }' "$work/$1.out" >"$work/$1.res"
+}
+echo "warming up..."
+for port in 18081 18082 18083; do "${pin_wrk[@]}" wrk -t1 -c8 -d1s -s examples/bench/mix.lua "http://127.0.0.1:$port/" >/dev/null; done
+# Each round runs the three configs back to back; ratios are taken within a
+# round, where the machine's drift is smallest, and the median over rounds is
+# reported.
+for r in $(seq "$rounds"); do
+	for cfg in plain:18081 guard:18082 regexp:18083; do
+		name=${cfg%%:*}
+		run "$name" "${cfg##*:}"
+		read -r rps p50 p99 <"$work/$name.res"
+		echo "round $r: $name $rps req/s, p50 ${p50}ms, p99 ${p99}ms"
+		echo "$r $rps $p50 $p99" >>"$work/$name.rounds"
+	done
+done
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+echo
+echo "$(nproc) cores (Caddy on ${pin_caddy[*]:-any core}, wrk on ${pin_wrk[*]:-any core}), $(date -u +%Y-%m-%d), wrk -t$threads -c$conns -d$duration, $rounds rounds, medians"
+printf '%-8s %10s %12s %9s %9s %12s\n' config "req/s" "vs plain" "p50 ms" "p99 ms" "p99 added"
+for name in plain guard regexp; do
+	rps=$(awk '{ print $2 }' "$work/$name.rounds" | median)
+	ratio=$(paste "$work/$name.rounds" "$work/plain.rounds" | awk '{ print 100 * $2 / $6 }' | median)
+	p50=$(awk '{ print $3 }' "$work/$name.rounds" | median)
+	p99=$(awk '{ print $4 }' "$work/$name.rounds" | median)
+	added=$(paste "$work/$name.rounds" "$work/plain.rounds" | awk '{ print $4 - $8 }' | median)
+	printf '%-8s %10.0f %11.1f%% %9.3f %9.3f %+11.3fms\n' "$name" "$rps" "$ratio" "$p50" "$p99" "$added"
+done
