@@ -343,21 +343,7 @@ func (h *Handler) newVerifier() (*uaclass.Verifier, error) {
 // trap paths for every agent, and the configured sitemaps.
 func (h *Handler) additions(r *policy.Robots) {
 	for _, c := range h.blocked {
-		var tokens []string
-		seen := map[string]bool{}
-		for _, b := range uaclass.DefaultBots() {
-			if b.Class == c && !seen[b.Token] {
-				seen[b.Token] = true
-				tokens = append(tokens, b.Token)
-			}
-		}
-		for _, b := range h.Bots {
-			if b.Class == c && !seen[b.Token] {
-				seen[b.Token] = true
-				tokens = append(tokens, b.Token)
-			}
-		}
-		if len(tokens) > 0 {
+		if tokens := h.classifier.Tokens(c); len(tokens) > 0 {
 			r.AddGroup(tokens, policy.Rule{Pattern: "/"})
 		}
 	}

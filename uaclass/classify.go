@@ -101,6 +101,21 @@ func New(opts Options) (*Classifier, error) {
 	return c, nil
 }
 
+// Tokens returns the robots.txt tokens of every database entry of class c,
+// extra entries included, in database order without repeats. The served
+// robots.txt names them for a class an operator shuts out.
+func (c *Classifier) Tokens(class Class) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := range c.index.bots {
+		if b := &c.index.bots[i]; b.Class == class && !seen[b.Token] {
+			seen[b.Token] = true
+			out = append(out, b.Token)
+		}
+	}
+	return out
+}
+
 var (
 	defaultOnce       sync.Once
 	defaultClassifier *Classifier

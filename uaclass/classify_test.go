@@ -259,6 +259,30 @@ func TestExtraBots(t *testing.T) {
 	}
 }
 
+// TestTokensOfClass: the tokens of a class include extra entries, once.
+func TestTokensOfClass(t *testing.T) {
+	c, err := New(Options{Extra: []Bot{{Token: "acmeai", Match: []string{"AcmeAI"}, Class: AI, Name: "AcmeAI"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ai := c.Tokens(AI)
+	for _, want := range []string{"gptbot", "claudebot", "ccbot", "acmeai"} {
+		if !slices.Contains(ai, want) {
+			t.Errorf("Tokens(ai) lacks %q", want)
+		}
+	}
+	if slices.Contains(ai, "googlebot") {
+		t.Error("Tokens(ai) has googlebot")
+	}
+	seen := map[string]bool{}
+	for _, tok := range ai {
+		if seen[tok] {
+			t.Errorf("%q twice", tok)
+		}
+		seen[tok] = true
+	}
+}
+
 // TestDatabase: the embedded database is well formed and carries the
 // verification methods of the major crawlers.
 func TestDatabase(t *testing.T) {
