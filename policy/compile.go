@@ -12,6 +12,7 @@ type Policy struct {
 	src     *Robots
 	byToken map[string]*group
 	global  *group
+	canon   canon
 }
 
 // group is the merged, compiled form of every group naming one token.
@@ -20,6 +21,8 @@ type group struct {
 	rules      []Rule
 	m          matcher
 	crawlDelay time.Duration
+	// query holds the group's QueryParam lines.
+	query queryRules
 	// anchors holds only the rules that end in '$', or is nil when there
 	// are none: only such a rule can match a path and not the same path with
 	// a query, so MatchResource's second match walks this small trie.
@@ -31,7 +34,7 @@ type group struct {
 // are merged; a group naming several agents applies to each of them.
 func Compile(r *Robots) *Policy {
 	src := r.Clone()
-	p := &Policy{src: src, byToken: map[string]*group{}}
+	p := &Policy{src: src, byToken: map[string]*group{}, canon: compileCanon(src)}
 	for _, tok := range src.Agents() {
 		g := &group{agent: tok}
 		delaySet := false
@@ -41,6 +44,7 @@ func Compile(r *Robots) *Policy {
 					continue
 				}
 				g.rules = append(g.rules, sg.Rules...)
+				_ = parseQueryParams(&g.query, sg.Values(KeyQueryParam)) // bad items are linted
 				if d, ok := sg.CrawlDelay(); ok && !delaySet {
 					g.crawlDelay, delaySet = d, true
 				}

@@ -118,6 +118,9 @@ func (r *Robots) Lint() []Diagnostic {
 					add(f.Line, Warning, "second Crawl-delay in the group is ignored")
 				}
 			case KeyQueryParam:
+				if err := parseQueryParams(&queryRules{}, []string{f.Value}); err != nil {
+					add(f.Line, Warning, "%v; the item is ignored", err)
+				}
 			default:
 				add(f.Line, Info, "unknown field %q is kept but has no effect", clip(f.Key))
 			}
@@ -130,7 +133,15 @@ func (r *Robots) Lint() []Diagnostic {
 			if u, err := url.Parse(f.Value); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 				add(f.Line, Warning, "%s %q is not an absolute http(s) URL", f.Key, clip(f.Value))
 			}
-		case KeyAllow, KeyDisallow, KeyCrawlDelay, KeyHost, KeyIndexPage, KeyQueryParam:
+		case KeyIndexPage:
+			if !validIndexPage(f.Value) {
+				add(f.Line, Warning, "IndexPage %q must be a file name such as index.html", clip(f.Value))
+			}
+		case KeyQueryParam:
+			if err := parseQueryParams(&queryRules{}, []string{f.Value}); err != nil {
+				add(f.Line, Warning, "%v; the item is ignored", err)
+			}
+		case KeyAllow, KeyDisallow, KeyCrawlDelay, KeyHost:
 		default:
 			add(f.Line, Info, "unknown field %q is kept but has no effect", clip(f.Key))
 		}
