@@ -65,6 +65,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    deny             <status> [<body>]
 //	    throttle         <status> [<body>]
 //	    log_allowed      <fraction>
+//	    x_robots_tag     <pattern> [<agent>:] <directive...>
+//	    canonical        redirect|header|off
+//	    canonical_redirect_humans
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
@@ -76,7 +79,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		opt := d.Val()
-		repeatable := map[string]bool{"block_class": true, "trap": true, "sitemap": true, "rate": true, "allow_ip": true, "allow_token": true, "bot": true}
+		repeatable := map[string]bool{"block_class": true, "trap": true, "sitemap": true, "rate": true, "allow_ip": true, "allow_token": true, "bot": true, "x_robots_tag": true}
 		if seen[opt] && !repeatable[opt] {
 			return d.Errf("robots_guard: option '%s' already specified", opt)
 		}
@@ -260,6 +263,28 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				}
 				h.LogAllowed = f
 			}
+		case "x_robots_tag":
+			args := d.RemainingArgs()
+			if len(args) < 2 {
+				return d.Errf("robots_guard: x_robots_tag: want <pattern> [<agent>:] <directive...>, got %d arguments", len(args))
+			}
+			rule := IndexRule{Pattern: args[0]}
+			rest := args[1:]
+			if a, ok := strings.CutSuffix(rest[0], ":"); ok && len(rest) > 1 {
+				rule.Agent, rest = a, rest[1:]
+			}
+			rule.Directives = rest
+			if _, err := compileIndexRules([]IndexRule{rule}); err != nil {
+				return d.Errf("robots_guard: x_robots_tag: %v", strings.TrimPrefix(err.Error(), "index rule 0 ("+rule.Pattern+"): "))
+			}
+			h.IndexRules = append(h.IndexRules, rule)
+		case "canonical":
+			h.Canonical, err = oneArg(d)
+			if err == nil && h.Canonical != "redirect" && h.Canonical != "header" && h.Canonical != "off" {
+				return d.Errf("robots_guard: canonical: unknown mode '%s' (want redirect, header or off)", h.Canonical)
+			}
+		case "canonical_redirect_humans":
+			h.CanonicalRedirectHumans, err = flag(d)
 		default:
 			return d.Errf("robots_guard: unrecognized option '%s'", opt)
 		}

@@ -63,6 +63,10 @@ func TestCaddyfileOptions(t *testing.T) {
 		deny 404 "Not here"
 		throttle 503
 		log_allowed 0.01
+		x_robots_tag /reports/*.pdf$ noindex nofollow
+		x_robots_tag /images/ googlebot: noimageindex "max-image-preview:none"
+		canonical header
+		canonical_redirect_humans
 	}`)
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +92,11 @@ func TestCaddyfileOptions(t *testing.T) {
 		MaxClients: 5000, StateTTL: caddy.Duration(2 * time.Hour), UACacheBytes: 1 << 20, Zone: "shop",
 		DenyStatus: 404, DenyBody: "Not here", ThrottleStatus: 503,
 		LogAllowed: 0.01,
+		IndexRules: []IndexRule{
+			{Pattern: "/reports/*.pdf$", Directives: []string{"noindex", "nofollow"}},
+			{Pattern: "/images/", Agent: "googlebot", Directives: []string{"noimageindex", "max-image-preview:none"}},
+		},
+		Canonical: "header", CanonicalRedirectHumans: true,
 	}
 	if !reflect.DeepEqual(h, want) {
 		got, _ := json.MarshalIndent(h, "", "  ")
@@ -154,6 +163,12 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"robots_guard {\n deny 200\n}", "robots_guard: deny: '200' is not an error status (400-599), at Testfile:2"},
 		{"robots_guard {\n throttle\n}", "robots_guard: throttle: want <status> [<body>], got 0 arguments, at Testfile:2"},
 		{"robots_guard {\n log_allowed 2\n}", "robots_guard: log_allowed: '2' is not a fraction between 0 and 1, at Testfile:2"},
+		{"robots_guard {\n x_robots_tag /x\n}", "robots_guard: x_robots_tag: want <pattern> [<agent>:] <directive...>, got 1 arguments, at Testfile:2"},
+		{"robots_guard {\n x_robots_tag x noindex\n}", `robots_guard: x_robots_tag: index rule 0: pattern "x" must start with '/' or '*', at Testfile:2`},
+		{"robots_guard {\n x_robots_tag /x noindx\n}", `robots_guard: x_robots_tag: unknown indexing directive "noindx", at Testfile:2`},
+		{"robots_guard {\n x_robots_tag /x max-snippet:lots\n}", `robots_guard: x_robots_tag: invalid indexing directive "max-snippet:lots", at Testfile:2`},
+		{"robots_guard {\n x_robots_tag /x /bot: noindex\n}", `robots_guard: x_robots_tag: agent "/bot" is not a product token, at Testfile:2`},
+		{"robots_guard {\n canonical always\n}", "robots_guard: canonical: unknown mode 'always' (want redirect, header or off), at Testfile:2"},
 	} {
 		_, err := unmarshal(t, tc.input)
 		if err == nil || err.Error() != tc.want {

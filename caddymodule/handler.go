@@ -150,6 +150,23 @@ type Handler struct {
 	// logged too. Default: 0; refusals and violations are always logged.
 	LogAllowed float64 `json:"log_allowed,omitempty"`
 
+	// IndexRules add X-Robots-Tag headers to matching responses, HTML or
+	// not, merged with the backend's own.
+	IndexRules []IndexRule `json:"index_rules,omitempty"`
+
+	// Canonical applies the robots.txt's canonicalisation fields
+	// (QueryParam, Domain, IndexPage): "redirect" (default) answers a bot's
+	// request for an allowed URL that is not canonical with 301 to the
+	// canonical URL; "header" only adds a Link rel="canonical" header; "off"
+	// ignores the fields. Every response gets the Link header, and
+	// robots.txt rules are also evaluated on the canonical URL, so a
+	// parameter or a host alias does not dodge a Disallow.
+	Canonical string `json:"canonical,omitempty"`
+
+	// CanonicalRedirectHumans also redirects browsers to canonical URLs.
+	// Default: people are never redirected.
+	CanonicalRedirectHumans bool `json:"canonical_redirect_humans,omitempty"`
+
 	logger     *zap.Logger
 	engine     *enforce.Engine
 	classifier *uaclass.Classifier
@@ -159,6 +176,7 @@ type Handler struct {
 	shared     *sharedState
 	cfg        enforce.Config
 	blocked    []uaclass.Class
+	index      indexRules
 	cancel     func()
 }
 
@@ -198,6 +216,14 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.cfg = cfg
+	if h.index, err = compileIndexRules(h.IndexRules); err != nil {
+		return fmt.Errorf("index_rules: %v", err)
+	}
+	switch h.Canonical {
+	case "", "redirect", "header", "off":
+	default:
+		return fmt.Errorf("canonical: unknown mode %q (want redirect, header or off)", h.Canonical)
+	}
 	h.metrics, err = newMetrics(ctx.GetMetricsRegistry())
 	if err != nil {
 		return fmt.Errorf("registering metrics: %v", err)
@@ -419,6 +445,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	req.Target, req.Invalid = requestTarget(r)
 	req.Variants = targetVariants(req.Target)
+	// The canonical URL by the robots.txt's QueryParam, Domain and
+	// IndexPage fields; its rules apply too.
+	var canonURL string
+	var nonCanonical bool
+	if h.Canonical != "off" && snap.policy.HasCanonical() {
+		var canonTarget string
+		canonURL, canonTarget, nonCanonical = snap.policy.Canonical(req.UA.Tokens, scheme(r), r.Host, policy.NormalizeTarget(req.Target))
+		if nonCanonical {
+			req.Variants = append(req.Variants, canonTarget)
+		}
+	}
 	if h.verifier != nil && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
 		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
 	}
@@ -430,11 +467,35 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if d.Enforced() {
 		return h.refuse(w, &d)
 	}
-	if d.Reason == enforce.ReasonRobotsTxt && !h.DisableServe && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		serveRobots(w, r, snap)
-		return nil
+	if d.Reason == enforce.ReasonRobotsTxt {
+		if !h.DisableServe && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			serveRobots(w, r, snap)
+			return nil
+		}
+		return next.ServeHTTP(w, r)
+	}
+	if canonURL != "" {
+		w.Header().Set("Link", "<"+canonURL+">; rel=\"canonical\"")
+		human := req.UA.Class == uaclass.Browser
+		if nonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			http.Redirect(w, r, canonURL, http.StatusMovedPermanently)
+			return nil
+		}
+	}
+	if len(h.index) > 0 {
+		if add := h.index.forTarget(policy.NormalizeTarget(req.Target)); add != nil {
+			w = &robotsTagWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
+		}
 	}
 	return next.ServeHTTP(w, r)
+}
+
+// scheme returns the request's scheme.
+func scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // refuse answers a refused request.

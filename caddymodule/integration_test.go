@@ -47,7 +47,7 @@ type site struct {
 	backend     *httptest.Server
 }
 
-func newSite(t *testing.T, robots string) *site {
+func newSite(t *testing.T, robots string, backend ...http.Handler) *site {
 	t.Helper()
 	dir := t.TempDir()
 	// Per-client state survives config reloads by design, so each test
@@ -56,9 +56,13 @@ func newSite(t *testing.T, robots string) *site {
 	if err := os.WriteFile(s.robots, []byte(robots), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.backend = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "backend:%s", r.URL.Path)
-	}))
+	})
+	if len(backend) > 0 {
+		handler = backend[0]
+	}
+	s.backend = httptest.NewServer(handler)
 	t.Cleanup(s.backend.Close)
 	return s
 }
@@ -462,5 +466,112 @@ func TestIntegrationReloadStorm(t *testing.T) {
 	t.Logf("reload storm: %d writes in %v, %d requests, robots.txt seen to change %d times", writes.Load(), duration, requests.Load(), switches.Load())
 	if switches.Load() < int64(duration/time.Second) {
 		t.Errorf("the served robots.txt changed only %d times during the storm", switches.Load())
+	}
+}
+
+// TestIntegrationIndexingAndCanonical: X-Robots-Tag headers on any resource
+// type, merged with the backend's; canonical URLs from robots.txt applied
+// with 301s for bots, Link headers for everyone, and rules evaluated on the
+// canonical URL.
+func TestIntegrationIndexingAndCanonical(t *testing.T) {
+	const robots = `QueryParam: -utm_source
+Domain: http://www.example.test/
+IndexPage: index.html
+
+User-agent: *
+Disallow: /secret/$
+QueryParam: -sid, refby=search
+`
+	// A backend with a PDF, an image and a page that sets its own header.
+	s := newSite(t, robots, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, ".pdf"):
+			w.Header().Set("Content-Type", "application/pdf")
+			if r.URL.Path == "/reports/merge.pdf" {
+				w.Header().Set("X-Robots-Tag", "noarchive, noindex")
+			}
+		case strings.HasSuffix(r.URL.Path, ".png"):
+			w.Header().Set("Content-Type", "image/png")
+		}
+		fmt.Fprintf(w, "backend:%s", r.URL.RequestURI())
+	}))
+	cfg := strings.Replace(s.config("", `verify off
+		rate bot 0s
+		rate ai 0s
+		x_robots_tag /reports/*.pdf$ noindex nofollow
+		x_robots_tag /images/ googlebot: noimageindex`), "http://localhost:9080 {", "http://:9080 {", 1)
+	tester := caddytest.NewTester(t)
+	tester.InitServer(cfg, "caddyfile")
+	const host = "www.example.test"
+
+	// X-Robots-Tag on a PDF and an image, per agent on the image.
+	resp, body := get(t, tester, "GET", "/reports/q3.pdf", uaFirefox, "Host", host)
+	expectStatus(t, "pdf", resp, body, 200)
+	if got := resp.Header.Values("X-Robots-Tag"); len(got) != 1 || got[0] != "noindex, nofollow" {
+		t.Errorf("pdf X-Robots-Tag = %q", got)
+	}
+	resp, body = get(t, tester, "GET", "/images/logo.png", uaFirefox, "Host", host)
+	expectStatus(t, "image", resp, body, 200)
+	if got := resp.Header.Values("X-Robots-Tag"); len(got) != 1 || got[0] != "googlebot: noimageindex" {
+		t.Errorf("image X-Robots-Tag = %q", got)
+	}
+	// Merged with the backend's header, nothing duplicated.
+	resp, body = get(t, tester, "GET", "/reports/merge.pdf", uaFirefox, "Host", host)
+	expectStatus(t, "merge", resp, body, 200)
+	if got := resp.Header.Values("X-Robots-Tag"); len(got) != 2 || got[0] != "noarchive, noindex" || got[1] != "nofollow" {
+		t.Errorf("merged X-Robots-Tag = %q", got)
+	}
+	// No header where no rule matches.
+	resp, _ = get(t, tester, "GET", "/reports/q3.pdf.html", uaFirefox, "Host", host)
+	if got := resp.Header.Values("X-Robots-Tag"); len(got) != 0 {
+		t.Errorf("unmatched page X-Robots-Tag = %q", got)
+	}
+
+	// A bot asking for a non-canonical URL is redirected to the canonical
+	// one: sid dropped, refby set to its default.
+	client := &http.Client{Transport: caddytest.CreateTestingTransport(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(path, ua, hostHeader string) *http.Response {
+		req, _ := http.NewRequest("GET", "http://localhost:9080"+path, nil)
+		req.Host = hostHeader
+		req.Header.Set("User-Agent", ua)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	r := do("/page.html?sid=abc123&refby=aff&x=1", uaGPTBot, host)
+	if r.StatusCode != 301 || r.Header.Get("Location") != "http://www.example.test/page.html?refby=search&x=1" {
+		t.Errorf("bot redirect: %d to %q", r.StatusCode, r.Header.Get("Location"))
+	}
+	// A host alias is redirected to the Domain.
+	r = do("/page.html", uaGPTBot, "alias.example.test")
+	if r.StatusCode != 301 || r.Header.Get("Location") != "http://www.example.test/page.html" {
+		t.Errorf("alias redirect: %d to %q", r.StatusCode, r.Header.Get("Location"))
+	}
+	// A person is not redirected, and gets the Link header.
+	r = do("/page.html?sid=abc123&refby=aff", uaFirefox, host)
+	if r.StatusCode != 200 {
+		t.Errorf("browser: %d, want 200 without redirect", r.StatusCode)
+	}
+	if got := r.Header.Get("Link"); got != `<http://www.example.test/page.html?refby=search>; rel="canonical"` {
+		t.Errorf("browser Link = %q", got)
+	}
+	// A canonical request is served, with its Link header, also for images.
+	r = do("/images/logo.png", uaGPTBot, host)
+	if r.StatusCode != 200 || r.Header.Get("Link") != `<http://www.example.test/images/logo.png>; rel="canonical"` {
+		t.Errorf("canonical image: %d, Link %q", r.StatusCode, r.Header.Get("Link"))
+	}
+	// Disallow is evaluated on the canonical URL: /secret/index.html is
+	// /secret/, which is disallowed.
+	r = do("/secret/index.html", uaGPTBot, host)
+	if r.StatusCode != 403 {
+		t.Errorf("/secret/index.html for a bot: %d, want 403 (canonical /secret/ is disallowed)", r.StatusCode)
+	}
+	r = do("/secret/other.html", uaGPTBot, host)
+	if r.StatusCode != 200 {
+		t.Errorf("/secret/other.html: %d", r.StatusCode)
 	}
 }
