@@ -183,13 +183,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("robots_guard: cooldown: max %s is shorter than %s", args[1], args[0])
 			}
 		case "escalate_verified_search":
-			h.EscalateVerifiedSearch, err = flag(d)
+			h.EscalateVerifiedSearch, err = flagOption(d)
 		case "allow_bad_agents":
-			h.AllowBadAgents, err = flag(d)
+			h.AllowBadAgents, err = flagOption(d)
 		case "allow_impostors":
-			h.AllowImpostors, err = flag(d)
+			h.AllowImpostors, err = flagOption(d)
 		case "user_triggered_skip_global":
-			h.UserTriggeredSkipGlobal, err = flag(d)
+			h.UserTriggeredSkipGlobal, err = flagOption(d)
 		case "allow_ip":
 			args, err := someArgs(d)
 			if err != nil {
@@ -284,7 +284,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("robots_guard: canonical: unknown mode '%s' (want redirect, header or off)", h.Canonical)
 			}
 		case "canonical_redirect_humans":
-			h.CanonicalRedirectHumans, err = flag(d)
+			h.CanonicalRedirectHumans, err = flagOption(d)
 		default:
 			return d.Errf("robots_guard: unrecognized option '%s'", opt)
 		}
@@ -356,7 +356,7 @@ func someArgs(d *caddyfile.Dispenser) ([]string, error) {
 	return args, nil
 }
 
-func flag(d *caddyfile.Dispenser) (bool, error) {
+func flagOption(d *caddyfile.Dispenser) (bool, error) {
 	if d.NextArg() {
 		return false, d.Errf("robots_guard: %s: takes no arguments", d.Val())
 	}

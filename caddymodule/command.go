@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 
@@ -46,7 +47,7 @@ classifier, exactly as the robots_guard handler does:
       --json for machines.
 `,
 		CobraFunc: func(cmd *cobra.Command) {
-			cmd.AddCommand(checkCommand(), lintCommand(), classifyCommand(), reportCommand())
+			cmd.AddCommand(checkCommand(), lintCommand(), classifyCommand(), reportCommand(), auditCommand())
 		},
 	})
 }
@@ -116,6 +117,9 @@ type checkResult struct {
 	Group   string `json:"group"`
 	Line    int    `json:"line"`
 	Rule    string `json:"rule,omitempty"`
+	// Canonical is the canonical URL by the file's QueryParam, Domain and
+	// IndexPage fields, when it has any.
+	Canonical string `json:"canonical,omitempty"`
 }
 
 // batchError answers a batch line that could not be read.
@@ -123,11 +127,19 @@ type batchError struct {
 	Error string `json:"error"`
 }
 
-func check(p *policy.Policy, tokens []string, url string) checkResult {
-	res := p.Match(tokens, policy.TargetOf(url))
-	out := checkResult{URL: url, Allowed: res.Allowed, Group: res.Agent}
+func check(p *policy.Policy, tokens []string, rawURL string) checkResult {
+	target := policy.TargetOf(rawURL)
+	res := p.Match(tokens, target)
+	out := checkResult{URL: rawURL, Allowed: res.Allowed, Group: res.Agent}
 	if res.Rule != nil {
 		out.Line, out.Rule = res.Rule.Line, res.Rule.String()
+	}
+	if p.HasCanonical() {
+		scheme, host := "http", ""
+		if u, err := url.Parse(rawURL); err == nil && u.Host != "" {
+			scheme, host = u.Scheme, u.Host
+		}
+		out.Canonical, _, _ = p.Canonical(tokens, scheme, host, policy.NormalizeTarget(target))
 	}
 	return out
 }
@@ -149,7 +161,11 @@ func checkURLs(w io.Writer, robots []byte, ua string, urls []string) error {
 		if group == "" {
 			group = "none"
 		}
-		fmt.Fprintf(w, "%s\t%s\t(group %s; %s)\n", verdict, u, group, why)
+		canon := ""
+		if r.Canonical != "" {
+			canon = "; canonical " + r.Canonical
+		}
+		fmt.Fprintf(w, "%s\t%s\t(group %s; %s%s)\n", verdict, u, group, why, canon)
 	}
 	return nil
 }

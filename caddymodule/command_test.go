@@ -41,6 +41,19 @@ func TestCheckURLs(t *testing.T) {
 	}
 }
 
+// TestCheckCanonical: check shows the canonical URL when the file has
+// canonicalisation fields.
+func TestCheckCanonical(t *testing.T) {
+	var out bytes.Buffer
+	robots := "Domain: https://example.com/\nUser-agent: *\nDisallow: /private\nQueryParam: -sid\n"
+	if err := checkURLs(&out, []byte(robots), "Googlebot/2.1", []string{"http://www.example.com/page?sid=1&a=2"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "allowed\thttp://www.example.com/page?sid=1&a=2\t(group *; no rule matches; canonical https://example.com/page?a=2)\n"; out.String() != want {
+		t.Errorf("got %q\nwant %q", out.String(), want)
+	}
+}
+
 // TestCheckBatch: JSON Lines in, one object per line out, in order; a bad
 // line gets an error object and the run goes on.
 func TestCheckBatch(t *testing.T) {
