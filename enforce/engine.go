@@ -229,6 +229,9 @@ func (e *Engine) refuse(d Decision, reason Reason, out Outcome) Decision {
 }
 
 func (e *Engine) allowlisted(req *Request) bool {
+	if len(e.cfg.AllowCIDRs) == 0 && len(e.allowTokens) == 0 {
+		return false
+	}
 	for _, p := range e.cfg.AllowCIDRs {
 		if p.Contains(req.IP.Unmap()) || p.Contains(req.IP) {
 			return true

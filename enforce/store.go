@@ -22,9 +22,11 @@ func IPKey(ip netip.Addr) Key { return Key{IP: ip, Token: ipToken} }
 // State is the per-client state. Times are Unix nanoseconds, zero when
 // unset, so that a State is small and has no pointers.
 type State struct {
-	// Tokens is the token bucket's level at BucketAt.
-	Tokens   float64
-	BucketAt int64
+	// TAT is the rate limiter's theoretical arrival time (GCRA): the time
+	// by which the client's requests so far would have been spaced out. It
+	// is equivalent to a token bucket of Burst tokens refilled one per
+	// Interval, with integer arithmetic and one field.
+	TAT int64
 	// Strikes counts violations since WindowStart.
 	Strikes     int32
 	WindowStart int64
@@ -119,18 +121,17 @@ func (s *State) Apply(now int64, op Op) Outcome {
 	}
 	out := Outcome{Found: true}
 	if op.Interval > 0 {
-		burst := float64(max(op.Burst, 1))
-		if s.BucketAt == 0 {
-			s.Tokens = burst
-		} else {
-			s.Tokens = min(burst, s.Tokens+float64(now-s.BucketAt)/float64(op.Interval))
-		}
-		s.BucketAt = now
-		if s.Tokens >= 1 {
-			s.Tokens--
+		// GCRA: a request conforms when it comes no earlier than TAT less
+		// the burst tolerance; each conforming request moves TAT one
+		// interval on.
+		interval := int64(op.Interval)
+		tolerance := int64(max(op.Burst, 1)-1) * interval
+		tat := max(s.TAT, now)
+		if now >= tat-tolerance {
+			s.TAT = tat + interval
 			out.Took = true
 		} else {
-			out.Wait = time.Duration((1 - s.Tokens) * float64(op.Interval))
+			out.Wait = time.Duration(tat - tolerance - now)
 		}
 	}
 	if op.Strike || op.StrikeOnEmpty && op.Interval > 0 && !out.Took {

@@ -112,31 +112,38 @@ const maxStackTarget = 1024
 // Match does not allocate unless the target needs normalising and is longer
 // than 1 KiB.
 func (p *Policy) Match(tokens []string, target string) Result {
-	g := p.lookup(tokens)
-	if g == nil {
-		return Result{Allowed: true}
-	}
-	res := Result{Allowed: true, Agent: g.agent, CrawlDelay: g.crawlDelay}
-	if !isCanonicalTarget(target) {
+	g, res := p.start(tokens)
+	switch {
+	case g == nil:
+	case !isCanonicalTarget(target):
 		// Kept out of line: the buffer would otherwise be zeroed on every
 		// call, which costs more than the match itself.
 		g.matchNormalized(&res, target)
-		return res
+	default:
+		g.matchCanonical(&res, target)
 	}
-	g.matchCanonical(&res, target)
 	return res
+}
+
+// start selects the group for tokens and the result before any rule: the
+// target is allowed, under the group's agent and crawl-delay. The group is
+// nil when no group applies.
+func (p *Policy) start(tokens []string) (*group, Result) {
+	g := p.lookup(tokens)
+	if g == nil {
+		return nil, Result{Allowed: true}
+	}
+	return g, Result{Allowed: true, Agent: g.agent, CrawlDelay: g.crawlDelay}
 }
 
 // MatchNormal is [Policy.Match] for a target already in the normal form of
 // [NormalizeTarget], for callers that match one target against several
 // policies and normalise it once. The result is undefined for other targets.
 func (p *Policy) MatchNormal(tokens []string, target string) Result {
-	g := p.lookup(tokens)
-	if g == nil {
-		return Result{Allowed: true}
+	g, res := p.start(tokens)
+	if g != nil {
+		g.matchCanonical(&res, target)
 	}
-	res := Result{Allowed: true, Agent: g.agent, CrawlDelay: g.crawlDelay}
-	g.matchCanonical(&res, target)
 	return res
 }
 
@@ -149,11 +156,10 @@ func (p *Policy) MatchNormal(tokens []string, target string) Result {
 // groups with '$' rules need the second match, since any other pattern that
 // matches a path also matches it with a query.
 func (p *Policy) MatchResource(tokens []string, target string) Result {
-	g := p.lookup(tokens)
+	g, res := p.start(tokens)
 	if g == nil {
-		return Result{Allowed: true}
+		return res
 	}
-	res := Result{Allowed: true, Agent: g.agent, CrawlDelay: g.crawlDelay}
 	g.matchCanonical(&res, target)
 	if res.Rule == nil && g.anchors != nil && !isRobotsTxt(target) {
 		if q := strings.IndexByte(target, '?'); q >= 0 {
