@@ -174,7 +174,6 @@ type Handler struct {
 	source     *source
 	metrics    *metrics
 	shared     *sharedState
-	cfg        enforce.Config
 	blocked    []uaclass.Class
 	index      indexRules
 	cancel     func()
@@ -215,7 +214,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.cfg = cfg
 	if h.index, err = compileIndexRules(h.IndexRules); err != nil {
 		return fmt.Errorf("index_rules: %v", err)
 	}
@@ -263,7 +261,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// engineConfig turns the JSON configuration into the engine's.
+// engineConfig turns the JSON configuration into the engine's; enforce.New
+// checks the rest of it.
 func (h *Handler) engineConfig() (enforce.Config, error) {
 	cfg := enforce.Config{
 		Traps:                   h.Traps,
@@ -326,9 +325,6 @@ func (h *Handler) engineConfig() (enforce.Config, error) {
 	}
 	for _, t := range h.AllowTokens {
 		cfg.AllowTokens = append(cfg.AllowTokens, policy.ProductToken(t))
-	}
-	if _, err := enforce.New(cfg, enforce.NewMemoryStore(1, time.Minute)); err != nil {
-		return cfg, err
 	}
 	return cfg, nil
 }
@@ -445,13 +441,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	req.Target, req.Invalid = requestTarget(r)
 	req.Variants = targetVariants(req.Target)
+	canonical := h.Canonical != "off" && snap.policy.HasCanonical()
+	var normal string // the target in normal form, for the features that need it
+	if canonical || len(h.index) > 0 {
+		normal = policy.NormalizeTarget(req.Target)
+	}
 	// The canonical URL by the robots.txt's QueryParam, Domain and
 	// IndexPage fields; its rules apply too.
 	var canonURL string
 	var nonCanonical bool
-	if h.Canonical != "off" && snap.policy.HasCanonical() {
+	if canonical {
 		var canonTarget string
-		canonURL, canonTarget, nonCanonical = snap.policy.Canonical(req.UA.Tokens, scheme(r), r.Host, policy.NormalizeTarget(req.Target))
+		canonURL, canonTarget, nonCanonical = snap.policy.Canonical(req.UA.Tokens, scheme(r), r.Host, normal)
 		if nonCanonical {
 			req.Variants = append(req.Variants, canonTarget)
 		}
@@ -467,8 +468,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if d.Enforced() {
 		return h.refuse(w, &d)
 	}
+	getOrHead := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if d.Reason == enforce.ReasonRobotsTxt {
-		if !h.DisableServe && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if !h.DisableServe && getOrHead {
 			serveRobots(w, r, snap)
 			return nil
 		}
@@ -477,13 +479,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if canonURL != "" {
 		w.Header().Set("Link", "<"+canonURL+">; rel=\"canonical\"")
 		human := req.UA.Class == uaclass.Browser
-		if nonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if nonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && getOrHead {
 			http.Redirect(w, r, canonURL, http.StatusMovedPermanently)
 			return nil
 		}
 	}
 	if len(h.index) > 0 {
-		if add := h.index.forTarget(policy.NormalizeTarget(req.Target)); add != nil {
+		if add := h.index.forTarget(normal); add != nil {
 			w = &robotsTagWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
 		}
 	}

@@ -57,12 +57,6 @@ func New(cfg Config, store Store) (*Engine, error) {
 	return e, nil
 }
 
-// Store returns the engine's store.
-func (e *Engine) Store() Store { return e.store }
-
-// Config returns the engine's configuration with defaults filled in.
-func (e *Engine) Config() Config { return e.cfg }
-
 // Decide returns the decision for req under the robots.txt policy p (nil
 // means no robots.txt: everything allowed to every bot). In order:
 //

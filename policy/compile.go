@@ -238,13 +238,3 @@ func (p *Policy) lookup(tokens []string) *group {
 	}
 	return p.global
 }
-
-// Agents returns the product tokens that have a group, "*" included.
-func (p *Policy) Agents() []string {
-	return p.src.Agents()
-}
-
-// Sitemaps returns the Sitemap URLs of the file.
-func (p *Policy) Sitemaps() []string {
-	return p.src.Values(KeySitemap)
-}
