@@ -392,9 +392,10 @@ func TestIntegrationReloadStorm(t *testing.T) {
 	genA := string(policy.Parse([]byte(fileA)).Generate())
 	genB := string(policy.Parse([]byte(fileB)).Generate())
 
-	stop := make(chan struct{})
+	stop, written := make(chan struct{}), make(chan struct{})
 	var writes atomic.Int64
 	go func() {
+		defer close(written)
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for i := 0; ; i++ {
@@ -459,6 +460,7 @@ func TestIntegrationReloadStorm(t *testing.T) {
 	}
 	wg.Wait()
 	close(stop)
+	<-written // the writer must not touch the file after the test's cleanup
 	close(errs)
 	for e := range errs {
 		t.Error(e)

@@ -50,7 +50,25 @@ type source struct {
 	watcher *fsnotify.Watcher
 	// lastStat is what the poller saw last.
 	lastStat fileStamp
+	// emptySince and emptyMod record when, and at which file time, the
+	// file was first read empty while rules were in force; see emptyGrace.
+	emptySince time.Time
+	emptyMod   time.Time
+	// retry reloads later when a read could not be trusted yet.
+	retry  *time.Timer
+	closed bool
 }
+
+// emptyGrace is how long a robots.txt that had content must stay empty, at
+// the same file time, before the empty file is believed and its "no rules"
+// installed. A file written in place is truncated first and written after,
+// and on a loaded machine the writer can stall between the two for tens of
+// milliseconds (CI caught it at 80 ms); believing that moment would let every
+// bot in. An operator who really empties the file waits one second.
+const emptyGrace = time.Second
+
+// errUnsettled reports that the file kept changing while it was read.
+var errUnsettled = errors.New("robots.txt kept changing while it was read")
 
 type fileStamp struct {
 	size    int64
@@ -71,6 +89,9 @@ func (s *source) snapshot() *snapshot { return s.cur.Load() }
 func (s *source) load(initial bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
 	prev := s.cur.Load()
 	if s.path == "" {
 		s.install(policy.Parse(nil), [32]byte{}, time.Now(), true)
@@ -83,11 +104,26 @@ func (s *source) load(initial bool) {
 		s.install(policy.Parse(nil), [32]byte{}, time.Now(), true)
 		s.metrics.reload("missing")
 		return
+	case errors.Is(err, errUnsettled):
+		s.logger.Debug("robots.txt is being written; reading it again shortly", zap.String("file", s.path))
+		s.retryLater(debounce)
+		return
 	case err != nil:
 		s.logger.Error("reading robots.txt failed; keeping the last good rules", zap.String("file", s.path), zap.Error(err))
 		s.metrics.reload("error")
 		return
 	}
+	if len(data) == 0 && prev != nil && !prev.missing && prev.hash != emptyHash {
+		if s.emptySince.IsZero() || !s.emptyMod.Equal(modTime) {
+			s.emptySince, s.emptyMod = time.Now(), modTime
+		}
+		if wait := emptyGrace - time.Since(s.emptySince); wait > 0 {
+			s.logger.Debug("robots.txt read empty; keeping the rules unless it stays empty", zap.String("file", s.path), zap.Duration("grace", emptyGrace))
+			s.retryLater(wait)
+			return
+		}
+	}
+	s.emptySince, s.emptyMod = time.Time{}, time.Time{}
 	hash := sha256.Sum256(data)
 	if prev != nil && !prev.missing && prev.hash == hash {
 		return // touched but unchanged
@@ -120,6 +156,19 @@ func (s *source) load(initial bool) {
 	}
 }
 
+// emptyHash is the hash of an empty file.
+var emptyHash = sha256.Sum256(nil)
+
+// retryLater schedules one more load after d, replacing any pending one.
+// The caller holds s.mu.
+func (s *source) retryLater(d time.Duration) {
+	if s.retry == nil {
+		s.retry = time.AfterFunc(d, func() { s.load(false) })
+		return
+	}
+	s.retry.Reset(d)
+}
+
 // install builds and publishes the snapshot for r. The caller holds s.mu.
 func (s *source) install(r *policy.Robots, hash [32]byte, modTime time.Time, missing bool) {
 	served := r.Clone()
@@ -137,25 +186,24 @@ func (s *source) install(r *policy.Robots, hash [32]byte, modTime time.Time, mis
 }
 
 // readRobots reads the file, following symbolic links (Kubernetes
-// ConfigMaps), up to maxRobotsFile bytes.
-//
-// A file written in place is truncated, then written, so a read can catch it
-// empty; installing that would drop every rule for a moment (the reload
-// storm test caught it). An empty read is therefore only believed when it
-// persists across several reads, and a non-empty one when the file's size
-// and time did not change around it.
+// ConfigMaps), up to maxRobotsFile bytes. A non-empty read is returned only
+// when the file's size and time did not change around it, so a write racing
+// the read is never taken for the file; after a few tries it gives up with
+// errUnsettled. An empty read is returned at once: load decides whether to
+// believe it (see emptyGrace).
 func readRobots(path string) ([]byte, time.Time, error) {
 	const tries, pause = 5, 20 * time.Millisecond
 	for i := 1; ; i++ {
 		data, modTime, err := readRobotsOnce(path)
-		if err != nil || i == tries {
+		if err != nil || len(data) == 0 {
 			return data, modTime, err
 		}
-		if len(data) > 0 {
-			st, err := os.Stat(path)
-			if err == nil && st.Size() == int64(len(data)) && st.ModTime().Equal(modTime) {
-				return data, modTime, nil
-			}
+		st, err := os.Stat(path)
+		if err == nil && st.Size() == int64(len(data)) && st.ModTime().Equal(modTime) {
+			return data, modTime, nil
+		}
+		if i == tries {
+			return nil, time.Time{}, errUnsettled
 		}
 		time.Sleep(pause)
 	}
@@ -273,10 +321,15 @@ func (s *source) poll(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// close stops the watcher; it is safe to call more than once.
+// close stops the watcher and any pending reload; it is safe to call more
+// than once.
 func (s *source) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
+	if s.retry != nil {
+		s.retry.Stop()
+	}
 	if s.watcher != nil {
 		s.watcher.Close()
 		s.watcher = nil

@@ -133,3 +133,52 @@ func TestSourceConfigMapFlip(t *testing.T) {
 	}
 	t.Logf("ConfigMap flip took effect in %v", time.Since(start))
 }
+
+// TestSourceEmptiedFile: a file that had rules and is read empty (a write in
+// place caught between truncate and write) keeps its rules; only a file that
+// stays empty for emptyGrace is believed, by a reload the source schedules
+// itself. A write in between cancels it.
+func TestSourceEmptiedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "robots.txt")
+	rules := []byte("User-agent: *\nDisallow: /x\n")
+	if err := os.WriteFile(path, rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newTestSource(t, path)
+	defer s.close()
+	s.load(true)
+
+	// Emptied, then written again before the grace ends: never unprotected.
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.load(false)
+	if allowedBy(s, "/x") {
+		t.Fatal("an empty read replaced the rules at once")
+	}
+	if err := os.WriteFile(path, rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.load(false)
+	time.Sleep(emptyGrace + 200*time.Millisecond)
+	if allowedBy(s, "/x") {
+		t.Fatal("the scheduled reload installed an empty file that was rewritten")
+	}
+
+	// Emptied for good: believed after the grace, without any event.
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s.load(false)
+	for !allowedBy(s, "/x") {
+		if time.Since(start) > emptyGrace+2*time.Second {
+			t.Fatal("a file left empty was never believed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if waited := time.Since(start); waited < emptyGrace {
+		t.Errorf("empty file believed after %v, before the %v grace", waited, emptyGrace)
+	}
+}
