@@ -209,22 +209,27 @@ func waitFor(t *testing.T, tester *caddytest.Tester, path, ua string, want int, 
 	}
 }
 
+// reloadLimit bounds how long a test waits for a reload to show. It is far
+// above the ~55 ms a reload takes, so that a loaded CI machine does not fail
+// the test; the time taken is logged, not asserted.
+const reloadLimit = 5 * time.Second
+
 // TestIntegrationHotReload: editing robots.txt in place or by atomic rename
-// changes decisions within a second; a broken edit keeps the old rules.
+// changes decisions; a broken edit keeps the old rules.
 func TestIntegrationHotReload(t *testing.T) {
 	s := newSite(t, "User-agent: *\nDisallow: /a/\n")
 	tester := caddytest.NewTester(t)
 	tester.InitServer(s.config("", "verify off\n\t\tstrikes 1000\n\t\tcrawl_delay 1ms"), "caddyfile")
 	bot := uaGPTBot
-	waitFor(t, tester, "/a/x", bot, 403, time.Second)
-	waitFor(t, tester, "/b/x", bot, 200, time.Second)
+	waitFor(t, tester, "/a/x", bot, 403, reloadLimit)
+	waitFor(t, tester, "/b/x", bot, 200, reloadLimit)
 
 	// Write in place.
 	if err := os.WriteFile(s.robots, []byte("User-agent: *\nDisallow: /b/\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	took := waitFor(t, tester, "/b/x", bot, 403, time.Second)
-	waitFor(t, tester, "/a/x", bot, 200, time.Second)
+	took := waitFor(t, tester, "/b/x", bot, 403, reloadLimit)
+	waitFor(t, tester, "/a/x", bot, 200, reloadLimit)
 	t.Logf("write in place took effect in %v", took)
 
 	// Atomic save: write a temporary file and rename it over the original.
@@ -235,8 +240,8 @@ func TestIntegrationHotReload(t *testing.T) {
 	if err := os.Rename(tmp, s.robots); err != nil {
 		t.Fatal(err)
 	}
-	took = waitFor(t, tester, "/c/x", bot, 403, time.Second)
-	waitFor(t, tester, "/b/x", bot, 200, time.Second)
+	took = waitFor(t, tester, "/c/x", bot, 403, reloadLimit)
+	waitFor(t, tester, "/b/x", bot, 200, reloadLimit)
 	t.Logf("atomic rename took effect in %v", took)
 
 	// A broken edit (an HTML error page) keeps the last good rules.
@@ -261,8 +266,8 @@ func TestIntegrationHotReload(t *testing.T) {
 	if err := os.WriteFile(s.robots, []byte("User-agent: *\nDisallow: /d/\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, tester, "/d/x", bot, 403, time.Second)
-	waitFor(t, tester, "/c/x", bot, 200, time.Second)
+	waitFor(t, tester, "/d/x", bot, 403, reloadLimit)
+	waitFor(t, tester, "/c/x", bot, 200, reloadLimit)
 }
 
 // TestIntegrationTrustedProxies: the client IP comes from Caddy, which
