@@ -44,6 +44,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    strikes          <n>
 //	    window           <duration>
 //	    cooldown         <duration> [<max duration>]
+//	    tarpit           <duration> [<max held>]
 //	    escalate_verified_search
 //	    allow_bad_agents
 //	    allow_impostors
@@ -181,6 +182,23 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			if h.MaxCooldown != 0 && h.MaxCooldown < h.Cooldown {
 				return d.Errf("robots_guard: cooldown: max %s is shorter than %s", args[1], args[0])
+			}
+		case "tarpit":
+			args := d.RemainingArgs()
+			if len(args) < 1 || len(args) > 2 {
+				return d.Errf("robots_guard: tarpit: want <duration> [<max held>], got %d arguments", len(args))
+			}
+			dur, err := caddy.ParseDuration(args[0])
+			if err != nil || dur <= 0 {
+				return d.Errf("robots_guard: tarpit: invalid duration '%s'", args[0])
+			}
+			h.Tarpit = caddy.Duration(dur)
+			if len(args) == 2 {
+				n, err := strconv.Atoi(args[1])
+				if err != nil || n < 1 {
+					return d.Errf("robots_guard: tarpit: max held must be a positive integer, got '%s'", args[1])
+				}
+				h.TarpitMax = n
 			}
 		case "escalate_verified_search":
 			h.EscalateVerifiedSearch, err = flagOption(d)

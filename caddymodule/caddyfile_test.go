@@ -43,6 +43,7 @@ func TestCaddyfileOptions(t *testing.T) {
 		strikes 7
 		window 5m
 		cooldown 10m 12h
+		tarpit 20s 50
 		escalate_verified_search
 		allow_bad_agents
 		allow_impostors
@@ -81,6 +82,7 @@ func TestCaddyfileOptions(t *testing.T) {
 		Burst:        4, Grace: 2, Strikes: 7,
 		Window:   caddy.Duration(5 * time.Minute),
 		Cooldown: caddy.Duration(10 * time.Minute), MaxCooldown: caddy.Duration(12 * time.Hour),
+		Tarpit: caddy.Duration(20 * time.Second), TarpitMax: 50,
 		EscalateVerifiedSearch: true, AllowBadAgents: true, AllowImpostors: true, UserTriggeredSkipGlobal: true,
 		AllowIPs:    []string{"10.0.0.0/8", "192.0.2.1"},
 		AllowTokens: []string{"MyMonitor"},
@@ -145,6 +147,9 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"robots_guard {\n cooldown\n}", "robots_guard: cooldown: want <duration> [<max duration>], got 0 arguments, at Testfile:2"},
 		{"robots_guard {\n cooldown 1h 1m\n}", "robots_guard: cooldown: max 1m is shorter than 1h, at Testfile:2"},
 		{"robots_guard {\n cooldown x\n}", "robots_guard: cooldown: invalid duration 'x', at Testfile:2"},
+		{"robots_guard {\n tarpit\n}", "robots_guard: tarpit: want <duration> [<max held>], got 0 arguments, at Testfile:2"},
+		{"robots_guard {\n tarpit 0s\n}", "robots_guard: tarpit: invalid duration '0s', at Testfile:2"},
+		{"robots_guard {\n tarpit 10s many\n}", "robots_guard: tarpit: max held must be a positive integer, got 'many', at Testfile:2"},
 		{"robots_guard {\n allow_bad_agents yes\n}", "robots_guard: yes: takes no arguments, at Testfile:2"},
 		{"robots_guard {\n allow_ip 10.0.0.0/33\n}", `robots_guard: allow_ip: invalid IP range "10.0.0.0/33": netip.ParsePrefix("10.0.0.0/33"): prefix length out of range, at Testfile:2`},
 		{"robots_guard {\n allow_ip localhost\n}", `robots_guard: allow_ip: invalid IP "localhost": ParseAddr("localhost"): unable to parse IP, at Testfile:2`},

@@ -96,6 +96,19 @@ type Handler struct {
 	Cooldown    caddy.Duration `json:"cooldown,omitempty"`
 	MaxCooldown caddy.Duration `json:"max_cooldown,omitempty"`
 
+	// Tarpit, when set, is the last rung of the escalation ladder: a
+	// blocked client's further requests are held this long before the
+	// refusal is sent (with Connection: close), so a rogue crawler that keeps
+	// hammering instead of backing off is slowed down. The request that
+	// causes a block is answered at once. Held requests end early when the
+	// client gives up or the config is unloaded. Default: off.
+	Tarpit caddy.Duration `json:"tarpit,omitempty"`
+
+	// TarpitMax bounds how many requests are held at once; beyond it,
+	// refusals are sent at once, so the tarpit can never tie up the server.
+	// Default: 100.
+	TarpitMax int `json:"tarpit_max,omitempty"`
+
 	// EscalateVerifiedSearch treats verified search crawlers like other
 	// bots. Default: they are never throttled or blocked (disallowed paths
 	// are still refused).
@@ -176,6 +189,8 @@ type Handler struct {
 	shared     *sharedState
 	blocked    []uaclass.Class
 	index      indexRules
+	tarpit     chan struct{} // a semaphore of TarpitMax held requests
+	unloaded   <-chan struct{}
 	cancel     func()
 }
 
@@ -250,7 +265,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.source = newSource(h.Robots, h.additions, h.logger, h.metrics)
 	h.source.load(true)
 	watchCtx, cancel := context.WithCancel(ctx)
-	h.cancel = cancel
+	h.cancel, h.unloaded = cancel, watchCtx.Done()
+	if h.Tarpit > 0 {
+		if h.TarpitMax == 0 {
+			h.TarpitMax = 100
+		}
+		h.tarpit = make(chan struct{}, h.TarpitMax)
+	}
 	if h.Robots != "" {
 		if err := h.source.watch(watchCtx); err != nil {
 			h.logger.Warn("watching robots.txt failed; changes are picked up by polling only", zap.String("file", h.Robots), zap.Error(err))
@@ -276,6 +297,7 @@ func (h *Handler) engineConfig() (enforce.Config, error) {
 		Cooldown:                time.Duration(h.Cooldown),
 		MaxCooldown:             time.Duration(h.MaxCooldown),
 		EscalateVerifiedSearch:  h.EscalateVerifiedSearch,
+		Tarpit:                  time.Duration(h.Tarpit),
 	}
 	switch h.Mode {
 	case "", "enforce":
@@ -394,6 +416,12 @@ func (h *Handler) Validate() error {
 	if h.MaxClients < 0 {
 		return fmt.Errorf("max_clients: must not be negative, got %d", h.MaxClients)
 	}
+	if h.Tarpit < 0 {
+		return fmt.Errorf("tarpit: must not be negative, got %v", time.Duration(h.Tarpit))
+	}
+	if h.TarpitMax < 0 {
+		return fmt.Errorf("tarpit_max: must not be negative, got %d", h.TarpitMax)
+	}
 	return nil
 }
 
@@ -466,6 +494,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.logDecision(&req, &d, ua, r)
 	}
 	if d.Enforced() {
+		if d.Action == enforce.Tarpit {
+			h.hold(r.Context(), d.Hold)
+			w.Header().Set("Connection", "close")
+		}
 		return h.refuse(w, &d)
 	}
 	getOrHead := r.Method == http.MethodGet || r.Method == http.MethodHead

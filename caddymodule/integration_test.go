@@ -209,6 +209,55 @@ func waitFor(t *testing.T, tester *caddytest.Tester, path, ua string, want int, 
 	}
 }
 
+// TestIntegrationTarpit: with a tarpit, the ladder's last rung holds a
+// blocked client's requests before the 403 and closes the connection; the
+// block itself and other clients are answered as before.
+func TestIntegrationTarpit(t *testing.T) {
+	const hold = 400 * time.Millisecond
+	s := newSite(t, siteRobots)
+	tester := caddytest.NewTester(t)
+	tester.InitServer(s.config("", "trap /trap/\n\t\tverify off\n\t\ttarpit 400ms 10"), "caddyfile")
+
+	resp, body := get(t, tester, "GET", "/trap/", uaFirefox)
+	expectStatus(t, "trap", resp, body, 403)
+	start := time.Now()
+	resp, body = get(t, tester, "GET", "/", uaFirefox)
+	took := time.Since(start)
+	expectStatus(t, "trapped client", resp, body, 403)
+	if took < hold {
+		t.Errorf("the trapped client's refusal came after %v, before the %v tarpit", took, hold)
+	}
+	if !resp.Close || resp.Header.Get("X-Robots-Guard") != "blocked_client" {
+		t.Errorf("tarpit refusal: Connection close %v, X-Robots-Guard %q", resp.Close, resp.Header.Get("X-Robots-Guard"))
+	}
+	metrics := adminMetrics(t)
+	for _, want := range []string{
+		`caddy_robots_guard_decisions_total{action="deny",class="browser",reason="trap"} 1`,
+		`caddy_robots_guard_decisions_total{action="tarpit",class="browser",reason="blocked_client"} 1`,
+		`caddy_robots_guard_tarpit_held 0`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	t.Logf("tarpit held the refusal for %v", took)
+}
+
+// adminMetrics returns the Prometheus metrics Caddy's admin endpoint serves.
+func adminMetrics(t *testing.T) string {
+	t.Helper()
+	resp, err := http.Get("http://localhost:2999/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
+}
+
 // reloadLimit bounds how long a test waits for a reload to show. It is far
 // above the ~55 ms a reload takes, so that a loaded CI machine does not fail
 // the test; the time taken is logged, not asserted.

@@ -18,6 +18,8 @@ type metrics struct {
 	decisions *prometheus.CounterVec
 	reloads   *prometheus.CounterVec
 	tracked   *prometheus.GaugeVec
+	held      prometheus.Gauge
+	overflow  prometheus.Counter
 }
 
 // newMetrics registers the collectors on reg. Caddy makes a new registry
@@ -37,6 +39,14 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "tracked_clients",
 			Help: "Clients with state in the store, by zone.",
 		}, []string{"zone"}),
+		held: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "tarpit_held",
+			Help: "Requests held in the tarpit now.",
+		}),
+		overflow: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "tarpit_full_total",
+			Help: "Tarpit decisions refused at once because tarpit_max requests were already held.",
+		}),
 	}
 	if reg == nil {
 		return m, nil
@@ -49,6 +59,12 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		return nil, err
 	}
 	if m.tracked, err = registerOrExisting(reg, m.tracked); err != nil {
+		return nil, err
+	}
+	if m.held, err = registerOrExisting(reg, m.held); err != nil {
+		return nil, err
+	}
+	if m.overflow, err = registerOrExisting(reg, m.overflow); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -92,4 +108,17 @@ func (m *metrics) setTracked(zone string, n int) {
 		return
 	}
 	m.tracked.WithLabelValues(zone).Set(float64(n))
+}
+
+// tarpit records a request entering (+1) or leaving (-1) the tarpit, or
+// (0) one refused at once because the tarpit was full.
+func (m *metrics) tarpit(delta int) {
+	if m == nil {
+		return
+	}
+	if delta == 0 {
+		m.overflow.Inc()
+		return
+	}
+	m.held.Add(float64(delta))
 }

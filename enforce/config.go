@@ -62,6 +62,12 @@ type Config struct {
 	Cooldown time.Duration
 	// MaxCooldown caps the cooldown. Default: 24h.
 	MaxCooldown time.Duration
+	// Tarpit, when set, is the last rung of the ladder: a blocked client's
+	// further requests are held this long before they are refused, which
+	// slows a rogue crawler that keeps hammering instead of backing off.
+	// The block that a request causes is still answered at once. Default:
+	// zero, no tarpit.
+	Tarpit time.Duration
 
 	// EscalateVerifiedSearch treats verified search crawlers like other
 	// bots. By default they stay on the gentle end of the ladder: their rate
@@ -134,6 +140,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("window must be positive, got %v", c.Window)
 	case c.Cooldown < 0:
 		return c, fmt.Errorf("cooldown must be positive, got %v", c.Cooldown)
+	case c.Tarpit < 0:
+		return c, fmt.Errorf("tarpit must not be negative, got %v", c.Tarpit)
 	case c.MaxCooldown < c.Cooldown:
 		return c, fmt.Errorf("max cooldown %v is shorter than cooldown %v", c.MaxCooldown, c.Cooldown)
 	}

@@ -20,11 +20,14 @@ const (
 	Throttle
 	// Deny answers 403 Forbidden.
 	Deny
+	// Tarpit holds the request for Decision.Hold, then answers like Deny:
+	// the last rung of the ladder, for a blocked client that keeps asking.
+	Tarpit
 )
 
-var actionNames = [...]string{Allow: "allow", Throttle: "throttle", Deny: "deny"}
+var actionNames = [...]string{Allow: "allow", Throttle: "throttle", Deny: "deny", Tarpit: "tarpit"}
 
-// String returns "allow", "throttle" or "deny".
+// String returns "allow", "throttle", "deny" or "tarpit".
 func (a Action) String() string {
 	if int(a) < len(actionNames) {
 		return actionNames[a]
@@ -105,6 +108,9 @@ type Decision struct {
 	Strikes int
 	// RetryAfter is how long a throttled client should wait.
 	RetryAfter time.Duration
+	// Hold is how long a Tarpit decision holds the request before refusing
+	// it.
+	Hold time.Duration
 	// ReadRobots reports whether the client IP fetched /robots.txt before
 	// this request: a violation after that means it read the rules and
 	// ignored them.

@@ -75,8 +75,9 @@ func New(cfg Config, store Store) (*Engine, error) {
 //     violations in a window, then throttled with Retry-After.
 //
 // Enough strikes in a window block the client for a cooldown that doubles
-// with each block. Verified search crawlers are never blocked and never
-// throttled unless EscalateVerifiedSearch is set.
+// with each block; with a Tarpit configured, a blocked client's further
+// requests are held before they are refused. Verified search crawlers are
+// never blocked and never throttled unless EscalateVerifiedSearch is set.
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
 	d := Decision{DryRun: e.cfg.DryRun}
@@ -212,6 +213,9 @@ func (e *Engine) op(o Op) Op {
 // refuse completes a Deny decision from a store outcome.
 func (e *Engine) refuse(d Decision, reason Reason, out Outcome) Decision {
 	d.Action, d.Reason, d.Violation = Deny, reason, true
+	if reason == ReasonBlockedClient && e.cfg.Tarpit > 0 {
+		d.Action, d.Hold = Tarpit, e.cfg.Tarpit
+	}
 	d.Strikes = int(out.State.Strikes)
 	switch {
 	case out.IPBlocked:

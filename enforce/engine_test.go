@@ -195,6 +195,42 @@ func TestStrikesBlockAndCooldown(t *testing.T) {
 	expect(t, "second cooldown over", e.Decide(good, p), Allow, ReasonNone)
 }
 
+// TestTarpit: with a tarpit, the ladder's last rung holds a blocked client's
+// further requests; the request that causes the block, robots.txt, other
+// clients and dry-run enforcement are unaffected.
+func TestTarpit(t *testing.T) {
+	p := compile("User-agent: *\nDisallow: /private\n")
+	for _, dry := range []bool{false, true} {
+		clock := newClock()
+		e := newEngine(t, Config{Strikes: 2, Cooldown: time.Minute, Tarpit: 3 * time.Second, Traps: []string{"/trap/"}, DryRun: dry}, clock)
+		bad := req("192.0.2.1", uaExample, "/private")
+		expect(t, "strike 1", e.Decide(bad, p), Deny, ReasonDisallowed)
+		d := e.Decide(bad, p)
+		expect(t, "strike 2 blocks at once", d, Deny, ReasonDisallowed)
+		if d.Hold != 0 {
+			t.Errorf("the blocking request is held for %v", d.Hold)
+		}
+		d = e.Decide(req("192.0.2.1", uaExample, "/public"), p)
+		expect(t, "blocked client", d, Tarpit, ReasonBlockedClient)
+		if d.Hold != 3*time.Second || d.Enforced() == dry {
+			t.Errorf("blocked client: hold %v, enforced %v (dry run %v)", d.Hold, d.Enforced(), dry)
+		}
+		expect(t, "robots.txt while blocked", e.Decide(req("192.0.2.1", uaExample, "/robots.txt"), p), Allow, ReasonRobotsTxt)
+		expect(t, "another bot", e.Decide(req("192.0.2.2", uaExample, "/public"), p), Allow, ReasonNone)
+
+		// A trap blocks with a plain 403, then holds a browser UA too.
+		expect(t, "trap", e.Decide(req("198.51.100.7", uaBrowser, "/trap/x"), p), Deny, ReasonTrap)
+		expect(t, "trapped browser UA", e.Decide(req("198.51.100.7", uaBrowser, "/"), p), Tarpit, ReasonBlockedClient)
+
+		clock.Advance(time.Minute + time.Second)
+		expect(t, "after cooldown", e.Decide(req("192.0.2.1", uaExample, "/public"), p), Allow, ReasonNone)
+	}
+	// Without a tarpit the ladder ends at 403.
+	e := newEngine(t, Config{Strikes: 1}, newClock())
+	e.Decide(req("192.0.2.1", uaExample, "/private"), p)
+	expect(t, "no tarpit", e.Decide(req("192.0.2.1", uaExample, "/public"), p), Deny, ReasonBlockedClient)
+}
+
 // TestStrikeWindow: strikes older than the window do not count.
 func TestStrikeWindow(t *testing.T) {
 	clock := newClock()
@@ -482,6 +518,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{AllowTokens: []string{"GoogleBot"}}, "allowlisted token"},
 		{Config{ClassRates: map[uaclass.Class]time.Duration{uaclass.AI: -1}}, "class rate for ai"},
 		{Config{BlockClasses: []uaclass.Class{200}}, "invalid class"},
+		{Config{Tarpit: -time.Second}, "tarpit"},
 	} {
 		_, err := New(tc.cfg, nil)
 		if err == nil || !contains(err.Error(), tc.want) {
