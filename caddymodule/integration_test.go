@@ -317,6 +317,19 @@ func TestIntegrationHotReload(t *testing.T) {
 	}
 	waitFor(t, tester, "/d/x", bot, 403, reloadLimit)
 	waitFor(t, tester, "/c/x", bot, 200, reloadLimit)
+
+	// The reloads and the state show in Caddy's metrics.
+	metrics := adminMetrics(t)
+	for _, want := range []string{
+		`caddy_robots_guard_policy_reloads_total{result="ok"} `,
+		`caddy_robots_guard_policy_reloads_total{result="invalid"} `,
+		`caddy_robots_guard_tracked_clients{zone="` + s.zone + `"} `,
+		`caddy_robots_guard_decisions_total{action="deny",class="ai",reason="disallowed"} `,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 }
 
 // TestIntegrationTrustedProxies: the client IP comes from Caddy, which
