@@ -6,6 +6,8 @@
 #   guard    robots_guard + reverse_proxy
 #   regexp   the common alternative: a header_regexp User-Agent matcher with
 #            the ai.robots.txt names and "respond 403", + reverse_proxy
+#   plain2   a second, identical plain site: its ratio to plain is the noise
+#            floor, the smallest difference this machine can resolve
 # Prints req/s and p50/p99 latency, and the ratio to plain Caddy of the same
 # round (median over rounds).
 #
@@ -64,6 +66,10 @@ cat >"$work/Caddyfile" <<CADDY
 	respond @ai 403
 	reverse_proxy 127.0.0.1:18080
 }
+:18084 {
+	bind 127.0.0.1
+	reverse_proxy 127.0.0.1:18080
+}
 CADDY
 # Caddy and wrk on separate cores where there are two, so that they do not
 # steal each other's time and the runs are comparable.
@@ -92,12 +98,15 @@ run() {
 		END { printf "%s %.3f %.3f\n", rps, p50, p99 }' "$work/$1.out" >"$work/$1.res"
 }
 echo "warming up..."
-for port in 18081 18082 18083; do "${pin_wrk[@]}" wrk -t1 -c8 -d1s -s examples/bench/mix.lua "http://127.0.0.1:$port/" >/dev/null; done
-# Each round runs the three configs back to back; ratios are taken within a
-# round, where the machine's drift is smallest, and the median over rounds is
-# reported.
+for port in 18081 18082 18083 18084; do "${pin_wrk[@]}" wrk -t1 -c8 -d1s -s examples/bench/mix.lua "http://127.0.0.1:$port/" >/dev/null; done
+# Each round runs the configs back to back; ratios are taken within a round,
+# where the machine's drift is smallest, and the median over rounds is
+# reported. The order rotates from round to round, so that no config always
+# runs first or last.
+configs=(plain:18081 guard:18082 regexp:18083 plain2:18084)
 for r in $(seq "$rounds"); do
-	for cfg in plain:18081 guard:18082 regexp:18083; do
+	for i in "${!configs[@]}"; do
+		cfg=${configs[$(((i + r - 1) % ${#configs[@]}))]}
 		name=${cfg%%:*}
 		run "$name" "${cfg##*:}"
 		read -r rps p50 p99 <"$work/$name.res"
@@ -109,7 +118,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 echo
 echo "$(nproc) cores (Caddy on ${pin_caddy[*]:-any core}, wrk on ${pin_wrk[*]:-any core}), $(date -u +%Y-%m-%d), wrk -t$threads -c$conns -d$duration, $rounds rounds, medians"
 printf '%-8s %10s %12s %9s %9s %12s\n' config "req/s" "vs plain" "p50 ms" "p99 ms" "p99 added"
-for name in plain guard regexp; do
+for name in plain guard regexp plain2; do
 	rps=$(awk '{ print $2 }' "$work/$name.rounds" | median)
 	ratio=$(paste "$work/$name.rounds" "$work/plain.rounds" | awk '{ print 100 * $2 / $6 }' | median)
 	p50=$(awk '{ print $3 }' "$work/$name.rounds" | median)
