@@ -231,3 +231,59 @@ func TestReferenceLongLines(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceLineReport: lint classifies the lines of the reference
+// reporter's sample file as the reference does: a missing colon, lines that
+// are no field, acceptable typos, and known-but-unused or unknown fields;
+// and the typo'd lines take effect.
+func TestReferenceLineReport(t *testing.T) {
+	const robots = "User-Agent: foo\n" + // 1
+		"Allow: /some/path\n" + // 2
+		"User-Agent bar # no\n" + // 3: missing colon, read
+		"absolutely random line\n" + // 4: no field
+		"#so comment, much wow\n" + // 5
+		"\n" + // 6
+		"unicorns: /extinct\n" + // 7: unknown
+		"noarchive: /some\n" + // 8: unknown to robots.txt
+		"Disallow: /\n" + // 9
+		"Error #and comment\n" + // 10: no field
+		"useragent: baz\n" + // 11: typo
+		"disallaw: /some\n" + // 12: typo
+		"site-map: https://e/s.xml #comment\n" + // 13: typo
+		"sitemap: https://e/t.xml\n" + // 14
+		"Noarchive: /someCapital\n" // 15: unknown
+	want := map[int]string{
+		3: "warning: missing ':'", 4: "warning: not a robots.txt field", 7: "info: unknown field",
+		8: "info: unknown field", 10: "warning: not a robots.txt field", 11: "warning: misspelled field",
+		12: "warning: misspelled field", 13: "warning: misspelled field", 15: "info: unknown field",
+	}
+	r := Parse([]byte(robots))
+	got := map[int]string{}
+	for _, d := range r.Lint() {
+		got[d.Line] = d.Severity.String() + ": " + d.Message
+	}
+	for line, prefix := range want {
+		if !strings.HasPrefix(got[line], prefix) {
+			t.Errorf("line %d: lint says %q, want %q...", line, got[line], prefix)
+		}
+	}
+	for line, msg := range got {
+		if _, ok := want[line]; !ok {
+			t.Errorf("line %d: unexpected finding %q", line, msg)
+		}
+	}
+	p := Compile(r)
+	for _, c := range []struct {
+		agent, target string
+		allowed       bool
+	}{
+		{"foo", "/some/path", true}, {"bar", "/x", false}, {"baz", "/some", false}, {"baz", "/x", true},
+	} {
+		if got := p.Match([]string{c.agent}, c.target).Allowed; got != c.allowed {
+			t.Errorf("%s %s: allowed %v, want %v", c.agent, c.target, got, c.allowed)
+		}
+	}
+	if s := r.Values("Sitemap"); len(s) != 2 || s[0] != "https://e/s.xml" {
+		t.Errorf("sitemaps %q, want the typo'd one and the plain one", s)
+	}
+}
