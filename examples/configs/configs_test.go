@@ -1,0 +1,69 @@
+// Package configs holds example Caddyfiles for common deployments; its test
+// keeps them valid.
+package configs
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	_ "github.com/robotsguard/robotsguard"
+)
+
+// TestExampleConfigs: every example Caddyfile is formatted, adapts without
+// warnings, and passes Caddy's validation (every module provisioned, as
+// `caddy validate` does), with its absolute paths moved to a temporary
+// directory.
+func TestExampleConfigs(t *testing.T) {
+	files, err := filepath.Glob("*.Caddyfile")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example configs: %v", err)
+	}
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	for _, file := range files {
+		t.Run(file, func(t *testing.T) {
+			body, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			for _, sub := range []string{"www", "robots", "log"} {
+				if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, "www", "robots.txt"), []byte("User-agent: *\nDisallow: /private/\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			text := strings.NewReplacer(
+				"/srv/www", filepath.Join(dir, "www"),
+				"/etc/robots", filepath.Join(dir, "robots"),
+				"/var/log/caddy", filepath.Join(dir, "log"),
+			).Replace(string(body))
+			out, warnings, err := adapter.Adapt([]byte(text), map[string]any{"filename": file})
+			if err != nil {
+				t.Fatalf("adapt: %v", err)
+			}
+			for _, w := range warnings {
+				t.Errorf("adapt warning: %s", w)
+			}
+			if !strings.Contains(string(out), `"handler":"robots_guard"`) {
+				t.Errorf("no robots_guard handler in %s", out)
+			}
+			var cfg caddy.Config
+			if err := json.Unmarshal(out, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			if err := caddy.Validate(&cfg); err != nil {
+				t.Errorf("validate: %v", err)
+			}
+		})
+	}
+}
