@@ -173,6 +173,7 @@ func FuzzMatchRules(f *testing.F) {
 	f.Add("/x*y*z$\n/x*y\n/x\n/xy*$", "/x1y2z")
 	f.Add("/p%2A\n/p*\n/p$", "/p*")
 	f.Add("/abc\n/ab\n/a\n/abcd$\n/ab*d", "/abcd")
+	f.Add("/*ab\n/*b\n/*xab$\n/*a*b\n/x*ab*", "/xxab")
 	f.Fuzz(func(t *testing.T, rules, target string) {
 		var b strings.Builder
 		b.WriteString("user-agent: *\n")
@@ -189,6 +190,15 @@ func FuzzMatchRules(f *testing.F) {
 		got := Compile(r).Match(nil, target).Allowed
 		if want, _ := refAllowed(r, nil, target); got != want {
 			t.Fatalf("Match(%q) = %v, reference says %v\nrobots.txt:\n%s", target, got, want, b.String())
+		}
+		// The bigram index of wildcard rules picks what trying them in
+		// turn picks.
+		if len(r.Groups) == 1 {
+			indexed, linear := buildMatcher(r.Groups[0].Rules, 1), buildMatcher(r.Groups[0].Rules, 1<<30)
+			nt := NormalizeTarget(target)
+			if i, l := indexed.match(nt), linear.match(nt); ruleAt(&indexed, i) != ruleAt(&linear, l) {
+				t.Fatalf("target %q: indexed picks %v, linear %v\nrobots.txt:\n%s", nt, ruleAt(&indexed, i), ruleAt(&linear, l), b.String())
+			}
 		}
 	})
 }

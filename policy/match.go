@@ -10,7 +10,9 @@ import (
 // the target finds every literal rule that matches, in time proportional to
 // the length of the target whatever the number of rules. A rule with '*'
 // hangs off the trie node of its literal prefix and is only tried when the
-// walk passes that node and the rule could still beat the best match so far.
+// walk passes that node and the rule could still beat the best match so far;
+// where many hang off one node, a bigram index (see wildIndex) picks the few
+// whose literal pieces can occur in the target.
 type matcher struct {
 	nodes []node
 	rules []crule
@@ -26,6 +28,8 @@ type node struct {
 	// wild lists the wildcard rules whose literal prefix ends here, best
 	// first.
 	wild []int32
+	// index replaces the scan of wild when it is long; nil otherwise.
+	index *wildIndex
 }
 
 // crule is a compiled rule.
@@ -38,17 +42,36 @@ type crule struct {
 }
 
 // beats reports whether a wins over b: a longer pattern wins, and Allow wins
-// a tie (RFC 9309 section 2.2.2).
+// a tie (RFC 9309 section 2.2.2). Between rules equal in both, the earlier
+// in the file wins, so the rule a decision names does not depend on the order
+// in which the matcher meets them.
 func (m *matcher) beats(a, b int32) bool {
 	if b < 0 {
 		return true
 	}
 	ra, rb := &m.rules[a], &m.rules[b]
-	return ra.prio > rb.prio || ra.prio == rb.prio && ra.allow && !rb.allow
+	if ra.prio != rb.prio {
+		return ra.prio > rb.prio
+	}
+	if ra.allow != rb.allow {
+		return ra.allow
+	}
+	return a < b
 }
 
+// wildIndexMin is how many wildcard rules one trie node must hold before
+// they are indexed by bigram: below it, trying them in turn is cheaper.
+const wildIndexMin = 16
+
 func newMatcher(rules []Rule) matcher {
+	return buildMatcher(rules, wildIndexMin)
+}
+
+// buildMatcher compiles rules, indexing the wildcard rules of nodes that
+// hold at least indexMin of them.
+func buildMatcher(rules []Rule, indexMin int) matcher {
 	m := matcher{nodes: []node{{prefix: -1, exact: -1}}}
+	seen := map[string]bool{} // wildcard patterns compiled so far
 	for i := range rules {
 		r := &rules[i]
 		np := normalizePattern(r.Pattern)
@@ -57,23 +80,27 @@ func newMatcher(rules []Rule) matcher {
 			// never decides (RFC 9309 section 2.2.2, "Disallow:" allows all).
 			continue
 		}
-		m.add(r, np)
+		m.add(r, np, seen)
 		if r.Allow && anchorsIndexPage(r.Pattern) {
 			// As the reference parser does, "Allow: /dir/index.htm[l]" also
 			// allows "/dir/" itself.
 			s := strings.LastIndexByte(np, '/')
-			m.add(r, np[:s+1]+"$")
+			m.add(r, np[:s+1]+"$", seen)
 		}
 	}
 	for i := range m.nodes {
 		w := m.nodes[i].wild
 		sort.SliceStable(w, func(a, b int) bool { return m.beats(w[a], w[b]) })
+		if len(w) >= indexMin {
+			m.nodes[i].index = m.newWildIndex(w)
+		}
 	}
 	return m
 }
 
-// add compiles one normalised pattern of rule r.
-func (m *matcher) add(r *Rule, np string) {
+// add compiles one normalised pattern of rule r. A wildcard pattern that
+// seen holds with the same verb is dropped: the earlier rule wins every tie.
+func (m *matcher) add(r *Rule, np string, seen map[string]bool) {
 	c := crule{rule: r, prio: int32(len(np)), allow: r.Allow}
 	idx := int32(len(m.rules))
 	star := strings.IndexByte(np, '*')
@@ -92,6 +119,14 @@ func (m *matcher) add(r *Rule, np string) {
 		}
 		return
 	}
+	key := "D" + np
+	if r.Allow {
+		key = "A" + np
+	}
+	if seen[key] {
+		return
+	}
+	seen[key] = true
 	rest := np[star:]
 	if strings.HasSuffix(rest, "$") {
 		rest = rest[:len(rest)-1]
@@ -167,14 +202,10 @@ func (m *matcher) match(t string) int32 {
 		if d == len(t) && nd.exact >= 0 && m.beats(nd.exact, best) {
 			best = nd.exact
 		}
-		for _, w := range nd.wild {
-			if !m.beats(w, best) {
-				break // the rest are no better
-			}
-			if m.rules[w].matchRest(t[d:]) {
-				best = w
-				break
-			}
+		if nd.index != nil {
+			best = m.matchIndexed(nd.index, t[d:], best)
+		} else {
+			best = m.firstMatch(nd.wild, t[d:], best)
 		}
 		if d == len(t) {
 			return best
@@ -190,6 +221,20 @@ func (m *matcher) match(t string) int32 {
 		}
 		n, d = c, d+len(label)
 	}
+}
+
+// firstMatch returns the first rule of list (best first) that matches rest
+// and beats best, or best.
+func (m *matcher) firstMatch(list []int32, rest string, best int32) int32 {
+	for _, w := range list {
+		if !m.beats(w, best) {
+			break // the rest are no better
+		}
+		if m.rules[w].matchRest(rest) {
+			return w
+		}
+	}
+	return best
 }
 
 // matchRest reports whether the wildcard part of the rule matches rest, the
