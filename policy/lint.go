@@ -59,6 +59,7 @@ type FileError struct {
 	Msg string
 }
 
+// Error formats the error as "robots.txt line N: message".
 func (e *FileError) Error() string {
 	return fmt.Sprintf("robots.txt line %d: %s", e.Line, e.Msg)
 }
