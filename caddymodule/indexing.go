@@ -68,7 +68,7 @@ type indexRules []compiledIndexRule
 type compiledIndexRule struct {
 	agent      string
 	directives []string
-	match      *policy.Policy // a "*" group disallowing the pattern
+	match      *policy.PathSet
 }
 
 func compileIndexRules(rules []IndexRule) (indexRules, error) {
@@ -93,9 +93,7 @@ func compileIndexRules(rules []IndexRule) (indexRules, error) {
 			}
 			c.directives = append(c.directives, nd)
 		}
-		m := &policy.Robots{}
-		m.AddGroup([]string{"*"}, policy.Rule{Pattern: r.Pattern})
-		c.match = policy.Compile(m)
+		c.match = policy.NewPathSet(r.Pattern)
 		out = append(out, c)
 	}
 	return out, nil
@@ -106,7 +104,7 @@ func compileIndexRules(rules []IndexRule) (indexRules, error) {
 func (ir indexRules) forTarget(target string) map[string][]string {
 	var out map[string][]string
 	for _, r := range ir {
-		if r.match.MatchResource(nil, target).Allowed {
+		if !r.match.Contains(target) {
 			continue
 		}
 		if out == nil {

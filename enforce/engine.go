@@ -14,7 +14,7 @@ import (
 type Engine struct {
 	cfg         Config
 	store       Store
-	traps       *policy.Policy
+	traps       *policy.PathSet
 	blockClass  [16]bool
 	allowTokens map[string]bool
 	classRates  [16]time.Duration
@@ -47,12 +47,7 @@ func New(cfg Config, store Store) (*Engine, error) {
 		e.allowTokens[t] = true
 	}
 	if len(cfg.Traps) > 0 {
-		r := &policy.Robots{}
-		g := r.AddGroup([]string{"*"})
-		for _, t := range cfg.Traps {
-			g.Rules = append(g.Rules, policy.Rule{Pattern: t})
-		}
-		e.traps = policy.Compile(r)
+		e.traps = policy.NewPathSet(cfg.Traps...)
 	}
 	return e, nil
 }
@@ -191,13 +186,14 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	return d
 }
 
-// trapped reports whether the target or one of its variants is a trap.
+// trapped reports whether the target (in normal form) or one of its
+// variants is a trap.
 func (e *Engine) trapped(target string, variants []string) bool {
-	if !e.traps.MatchNormal(nil, target).Allowed {
+	if e.traps.Contains(target) {
 		return true
 	}
 	for _, v := range variants {
-		if !e.traps.Match(nil, v).Allowed {
+		if e.traps.Contains(policy.NormalizeTarget(v)) {
 			return true
 		}
 	}

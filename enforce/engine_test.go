@@ -279,6 +279,9 @@ func TestTrap(t *testing.T) {
 	expect(t, "other IP", e.Decide(req("198.51.100.8", uaBrowser, "/"), p), Allow, ReasonNone)
 	expect(t, "wildcard trap", e.Decide(req("198.51.100.9", uaExample, "/db.bak"), p), Deny, ReasonTrap)
 	expect(t, "encoded trap", e.Decide(req("198.51.100.10", uaBrowser, "/%73ecret-archive/"), p), Deny, ReasonTrap)
+	// A query does not dodge a '$' trap: the backend serves the same file.
+	expect(t, "anchored trap with a query", e.Decide(req("198.51.100.11", uaBrowser, "/db.bak?v=2"), p), Deny, ReasonTrap)
+	expect(t, "not a trap", e.Decide(req("198.51.100.12", uaBrowser, "/db.bak.txt"), p), Allow, ReasonNone)
 }
 
 // TestDryRun: dry-run never enforces but reports the same decisions.

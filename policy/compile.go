@@ -52,16 +52,7 @@ func Compile(r *Robots) *Policy {
 			}
 		}
 		g.m = newMatcher(g.rules)
-		var anchored []Rule
-		for _, r := range g.rules {
-			if strings.HasSuffix(normalizePattern(r.Pattern), "$") || r.Allow && anchorsIndexPage(r.Pattern) {
-				anchored = append(anchored, r)
-			}
-		}
-		if len(anchored) > 0 {
-			m := newMatcher(anchored)
-			g.anchors = &m
-		}
+		g.anchors = anchorMatcher(g.rules)
 		if tok == "*" {
 			p.global = g
 		} else {
@@ -160,16 +151,48 @@ func (p *Policy) MatchResource(tokens []string, target string) Result {
 	if g == nil {
 		return res
 	}
-	g.matchCanonical(&res, target)
-	if res.Rule == nil && g.anchors != nil && !isRobotsTxt(target) {
-		if q := strings.IndexByte(target, '?'); q >= 0 {
-			if i := g.anchors.match(target[:q]); i >= 0 {
-				c := &g.anchors.rules[i]
-				res.Allowed, res.Rule = c.allow, c.rule
+	if c := resourceRule(&g.m, g.anchors, target); c != nil {
+		res.Allowed, res.Rule = c.allow, c.rule
+	}
+	return res
+}
+
+// anchorMatcher compiles the rules that end in '$' (or anchor an index
+// page), or returns nil when there are none: only such a rule can match a
+// path and not the same path with a query.
+func anchorMatcher(rules []Rule) *matcher {
+	var anchored []Rule
+	for _, r := range rules {
+		if strings.HasSuffix(normalizePattern(r.Pattern), "$") || r.Allow && anchorsIndexPage(r.Pattern) {
+			anchored = append(anchored, r)
+		}
+	}
+	if len(anchored) == 0 {
+		return nil
+	}
+	m := newMatcher(anchored)
+	return &m
+}
+
+// resourceRule returns the rule that decides for the resource a target in
+// normal form names, as [Policy.MatchResource] reads it, or nil: the rules
+// of m against the whole target, then, when none matches and the target has
+// a query, the anchored rules against its path.
+func resourceRule(m, anchors *matcher, t string) *crule {
+	if isRobotsTxt(t) {
+		return nil
+	}
+	if i := m.match(t); i >= 0 {
+		return &m.rules[i]
+	}
+	if anchors != nil {
+		if q := strings.IndexByte(t, '?'); q >= 0 {
+			if i := anchors.match(t[:q]); i >= 0 {
+				return &anchors.rules[i]
 			}
 		}
 	}
-	return res
+	return nil
 }
 
 // anchorsIndexPage reports whether an Allow pattern also allows its

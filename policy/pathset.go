@@ -1,0 +1,28 @@
+package policy
+
+// PathSet is a compiled list of robots.txt path patterns ("/private/",
+// "/*.bak$"), for features that ask whether a request falls under any of
+// them: trap paths, header rules. It matches as [Policy.MatchResource] does:
+// targets are in the normal form of [NormalizeTarget], a pattern ending in
+// '$' also matches the path of a target with a query, and /robots.txt is in
+// no set. A PathSet is immutable and safe for concurrent use.
+type PathSet struct {
+	m       matcher
+	anchors *matcher
+}
+
+// NewPathSet compiles patterns. An empty pattern matches nothing, as an
+// empty Disallow does.
+func NewPathSet(patterns ...string) *PathSet {
+	rules := make([]Rule, len(patterns))
+	for i, p := range patterns {
+		rules[i] = Rule{Pattern: p, Line: i + 1}
+	}
+	return &PathSet{m: newMatcher(rules), anchors: anchorMatcher(rules)}
+}
+
+// Contains reports whether target, in normal form, falls under one of the
+// patterns. It does not allocate.
+func (s *PathSet) Contains(target string) bool {
+	return resourceRule(&s.m, s.anchors, target) != nil
+}
