@@ -20,7 +20,7 @@ import (
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "robots",
-		Usage: "check|lint|classify|report ...",
+		Usage: "check|lint|classify|report|audit|blocked|unblock ...",
 		Short: "Checks robots.txt rules, classifies User-Agents and reviews robots_guard logs",
 		Long: `
 The robots command works offline with robotsguard's own parser and
@@ -45,9 +45,20 @@ classifier, exactly as the robots_guard handler does:
       input when no file is given): totals, top bots, IPs and paths,
       clients that read robots.txt and ignored it, an hourly histogram.
       --json for machines.
+
+  caddy robots audit --robots FILE --root DIR | --url BASE
+      Finds what robots.txt cannot do on the site: noindex pages that
+      crawlers never read, disallowed pages linked from allowed ones,
+      disallowed images embedded in allowed pages; each with a fix.
+
+  caddy robots blocked [--address ADDR | --config FILE] [--zone NAME]
+      Lists the clients a running Caddy holds blocked (its admin API).
+
+  caddy robots unblock IP [--address ADDR | --config FILE] [--zone NAME]
+      Lifts every block of IP in a running Caddy and forgets its strikes.
 `,
 		CobraFunc: func(cmd *cobra.Command) {
-			cmd.AddCommand(checkCommand(), lintCommand(), classifyCommand(), reportCommand(), auditCommand())
+			cmd.AddCommand(checkCommand(), lintCommand(), classifyCommand(), reportCommand(), auditCommand(), blockedCommand(), unblockCommand())
 		},
 	})
 }

@@ -1,0 +1,130 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/robotsguard/robotsguard/enforce"
+)
+
+func init() {
+	caddy.RegisterModule(adminAPI{})
+}
+
+// adminAPI serves robots_guard's endpoints on Caddy's admin API, for
+// operators reviewing and lifting blocks:
+//
+//	GET  /robots_guard/blocked[?zone=NAME]  the blocks in force, by zone
+//	POST /robots_guard/unblock              {"ip": "...", "zone": "..."}
+//
+// Like Caddy's own admin modules it holds no state: it reads the zones'
+// per-client state from the package-level pool the handlers share.
+type adminAPI struct{}
+
+// CaddyModule returns the Caddy module information.
+func (adminAPI) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "admin.api.robots_guard",
+		New: func() caddy.Module { return new(adminAPI) },
+	}
+}
+
+// Routes returns the admin routes.
+func (a adminAPI) Routes() []caddy.AdminRoute {
+	return []caddy.AdminRoute{{Pattern: "/robots_guard/", Handler: caddy.AdminHandlerFunc(a.serve)}}
+}
+
+// unblockRequest is the body of POST /robots_guard/unblock. An empty zone
+// means every zone.
+type unblockRequest struct {
+	IP   string `json:"ip"`
+	Zone string `json:"zone,omitempty"`
+}
+
+func (a adminAPI) serve(w http.ResponseWriter, r *http.Request) error {
+	switch r.URL.Path {
+	case "/robots_guard/blocked":
+		if r.Method != http.MethodGet {
+			return methodNotAllowed(r, http.MethodGet)
+		}
+		return writeJSON(w, map[string]any{"zones": blockedByZone(r.URL.Query().Get("zone"), time.Now())})
+	case "/robots_guard/unblock":
+		if r.Method != http.MethodPost {
+			return methodNotAllowed(r, http.MethodPost)
+		}
+		var req unblockRequest
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
+			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("decoding request body: %v", err)}
+		}
+		ip, err := netip.ParseAddr(req.IP)
+		if err != nil {
+			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("ip: %v", err)}
+		}
+		lifted, zones := unblock(ip.WithZone("").Unmap(), req.Zone, time.Now())
+		if req.Zone != "" && zones == 0 {
+			return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("zone %q: no such zone", req.Zone)}
+		}
+		return writeJSON(w, map[string]any{"ip": ip.WithZone("").Unmap().String(), "lifted": lifted})
+	default:
+		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("unknown endpoint %s (want /robots_guard/blocked or /robots_guard/unblock)", r.URL.Path)}
+	}
+}
+
+// eachZone calls f for every zone in use, or only for the named one, in
+// name order. The zones are collected first, so that f does not run under
+// the pool's lock.
+func eachZone(only string, f func(zone string, s *sharedState)) {
+	zones := map[string]*sharedState{}
+	states.Range(func(key, value any) bool {
+		zone := strings.TrimPrefix(key.(string), stateKey(""))
+		if s, ok := value.(*sharedState); ok && (only == "" || zone == only) {
+			zones[zone] = s
+		}
+		return true
+	})
+	for _, z := range slices.Sorted(maps.Keys(zones)) {
+		f(z, zones[z])
+	}
+}
+
+// blockedByZone lists the blocks in force in every zone, or in one.
+func blockedByZone(only string, now time.Time) map[string][]enforce.BlockedClient {
+	out := map[string][]enforce.BlockedClient{}
+	eachZone(only, func(zone string, s *sharedState) {
+		out[zone] = s.store.Blocked(now)
+		if out[zone] == nil {
+			out[zone] = []enforce.BlockedClient{}
+		}
+	})
+	return out
+}
+
+// unblock lifts ip's blocks in every zone, or in one; it returns how many
+// blocks it lifted and in how many zones it looked.
+func unblock(ip netip.Addr, only string, now time.Time) (lifted, zones int) {
+	eachZone(only, func(_ string, s *sharedState) {
+		lifted += s.store.Unblock(ip, now)
+		zones++
+	})
+	return lifted, zones
+}
+
+func methodNotAllowed(r *http.Request, want string) error {
+	return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed (want %s)", r.Method, want)}
+}
+
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(v)
+}
+
+// Interface guards
+var _ caddy.AdminRouter = adminAPI{}
