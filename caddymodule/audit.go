@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -324,7 +326,7 @@ func audit(r *policy.Robots, site *auditSite) []Finding {
 			}
 		}
 	}
-	for _, target := range sortedKeys(linkedFrom) {
+	for _, target := range slices.Sorted(maps.Keys(linkedFrom)) {
 		rl, _ := rule(target)
 		if page, ok := site.pages[target]; ok && hasDirective(page.robots, "noindex", "none") {
 			continue // already reported as noindex_disallowed
@@ -335,7 +337,7 @@ func audit(r *policy.Robots, site *auditSite) []Finding {
 			Fix:     fmt.Sprintf("to keep %s out of the index, allow crawling it and mark it noindex (meta tag or x_robots_tag), or remove the links; to only save crawl budget, nothing to do", target),
 		})
 	}
-	for _, img := range sortedKeys(embeddedIn) {
+	for _, img := range slices.Sorted(maps.Keys(embeddedIn)) {
 		rl, _ := rule(img)
 		out = append(out, Finding{
 			Kind: "disallowed_image_embedded", Severity: "warning", Path: img, Line: rl.Line, Pages: embeddedIn[img],
@@ -343,7 +345,7 @@ func audit(r *policy.Robots, site *auditSite) []Finding {
 			Fix:     fmt.Sprintf("allow crawling %s and send noimageindex for it (x_robots_tag %s noimageindex), or drop the ALT text from public pages", img, img),
 		})
 	}
-	for _, img := range sortedKeys(imageNoIndex) {
+	for _, img := range slices.Sorted(maps.Keys(imageNoIndex)) {
 		if len(imageNoIndex[img]) == len(imagePages[img]) {
 			continue
 		}
@@ -387,15 +389,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys(m map[string][]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // writeFindings prints findings as text, one block each.
