@@ -319,3 +319,21 @@ func TestVerifyCacheBounded(t *testing.T) {
 		t.Error("an expired verdict was not looked up again")
 	}
 }
+
+// FuzzParseRanges: any input is parsed or refused without panicking, and
+// every range it accepts is masked and contains its own address.
+func FuzzParseRanges(f *testing.F) {
+	f.Add([]byte(`{"prefixes":[{"ipv4Prefix":"66.249.64.0/27"},{"ipv6Prefix":"2001:4860:4801:10::/64"}]}`))
+	f.Add([]byte(`{"prefixes":[{"ipv6Prefix":"66.249.64.0/27"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		prefixes, err := ParseRanges(data)
+		if err != nil {
+			return
+		}
+		for _, p := range prefixes {
+			if p != p.Masked() || !p.Contains(p.Addr()) {
+				t.Fatalf("accepted %v, not a masked range", p)
+			}
+		}
+	})
+}
