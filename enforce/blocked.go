@@ -19,8 +19,8 @@ type BlockedClient struct {
 	// Offenses counts the blocks so far, this one included; each doubles
 	// the cooldown.
 	Offenses int `json:"offenses"`
-	// ReadRobots reports whether the client fetched /robots.txt (recorded
-	// per IP, so only whole-IP entries carry it).
+	// ReadRobots reports whether the client's IP fetched /robots.txt:
+	// it read the rules it broke.
 	ReadRobots bool `json:"read_robots,omitempty"`
 }
 
@@ -38,6 +38,10 @@ func (s *MemoryStore) Blocked(now time.Time) []BlockedClient {
 			c := BlockedClient{IP: n.key.IP, Token: n.key.Token, Until: time.Unix(0, n.st.BlockedUntil), Offenses: int(n.st.Offenses), ReadRobots: n.st.RobotsAt != 0}
 			if c.Token == ipToken {
 				c.Token = ""
+			} else if ipn, ok := sh.m[IPKey(n.key.IP)]; ok {
+				// robots.txt fetches are recorded on the IP's own state,
+				// which lives in the same shard.
+				c.ReadRobots = ipn.st.RobotsAt != 0
 			}
 			out = append(out, c)
 		}

@@ -27,7 +27,7 @@ func TestBlockedAndUnblock(t *testing.T) {
 	got := store.Blocked(clock.Now())
 	want := []BlockedClient{
 		{IP: netip.MustParseAddr("192.0.2.1"), Until: clock.Now().Add(time.Minute), Offenses: 1, ReadRobots: true},
-		{IP: netip.MustParseAddr("192.0.2.1"), Token: "examplebot", Until: clock.Now().Add(time.Minute), Offenses: 1},
+		{IP: netip.MustParseAddr("192.0.2.1"), Token: "examplebot", Until: clock.Now().Add(time.Minute), Offenses: 1, ReadRobots: true},
 		{IP: netip.MustParseAddr("2001:db8::7"), Until: clock.Now().Add(time.Minute), Offenses: 1},
 	}
 	if len(got) != len(want) {
