@@ -209,6 +209,9 @@ func TestMetrics(t *testing.T) {
 	m.decision(&d, uaclass.AI)
 	m2.decision(&d, uaclass.AI)
 	m.decision(&enforce.Decision{}, uaclass.Browser)
+	m.decision(&enforce.Decision{Action: enforce.Tarpit, Reason: enforce.ReasonBlockedClient}, uaclass.Browser)
+	m.decision(&enforce.Decision{Action: enforce.Tarpit, Reason: enforce.ReasonBlockedClient}, uaclass.Script)
+	m.decision(&enforce.Decision{Action: enforce.Deny, Reason: "some_new_reason"}, uaclass.AI) // not cached
 	m.reload("ok")
 	m.setTracked("default", 42)
 	if got := testutil.ToFloat64(m.decisions.WithLabelValues("deny", "disallowed", "ai")); got != 2 {
@@ -216,6 +219,11 @@ func TestMetrics(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.decisions.WithLabelValues("allow", "none", "browser")); got != 1 {
 		t.Errorf("allow/none/browser = %v", got)
+	}
+	for _, labels := range [][]string{{"tarpit", "blocked_client", "browser"}, {"tarpit", "blocked_client", "script"}, {"deny", "some_new_reason", "ai"}} {
+		if got := testutil.ToFloat64(m.decisions.WithLabelValues(labels...)); got != 1 {
+			t.Errorf("%v = %v, want 1", labels, got)
+		}
 	}
 	if got := testutil.ToFloat64(m.reloads.WithLabelValues("ok")); got != 1 {
 		t.Errorf("reloads ok = %v", got)

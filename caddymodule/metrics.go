@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"errors"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -20,6 +21,22 @@ type metrics struct {
 	tracked   *prometheus.GaugeVec
 	held      prometheus.Gauge
 	overflow  prometheus.Counter
+	// counters caches the children of decisions by action, reason (its
+	// place in cachedReasons) and class, filled on first use, so that
+	// counting a decision on the hot path takes no lock and hashes no
+	// labels.
+	counters [4][len(cachedReasons)][16]atomic.Pointer[counterRef]
+}
+
+// counterRef boxes a counter for an atomic pointer.
+type counterRef struct{ prometheus.Counter }
+
+// cachedReasons are the reasons whose counters are cached; the engine gives
+// no other.
+var cachedReasons = [...]enforce.Reason{
+	enforce.ReasonNone, enforce.ReasonRobotsTxt, enforce.ReasonAllowlisted, enforce.ReasonDisallowed,
+	enforce.ReasonCrawlDelay, enforce.ReasonRate, enforce.ReasonBlockedClient, enforce.ReasonTrap,
+	enforce.ReasonBadAgent, enforce.ReasonImpostor, enforce.ReasonBlockedClass, enforce.ReasonInvalid,
 }
 
 // newMetrics registers the collectors on reg. Caddy makes a new registry
@@ -89,11 +106,31 @@ func (m *metrics) decision(d *enforce.Decision, class uaclass.Class) {
 	if m == nil {
 		return
 	}
+	r := 0
+	for r < len(cachedReasons) && cachedReasons[r] != d.Reason {
+		r++
+	}
+	if int(d.Action) >= len(m.counters) || r == len(cachedReasons) || int(class) >= len(m.counters[0][0]) {
+		m.decisionCounter(d, class).Inc()
+		return
+	}
+	slot := &m.counters[d.Action][r][class]
+	c := slot.Load()
+	if c == nil {
+		// Racing first uses store the same child.
+		c = &counterRef{m.decisionCounter(d, class)}
+		slot.Store(c)
+	}
+	c.Inc()
+}
+
+// decisionCounter returns the child of decisions for d and class.
+func (m *metrics) decisionCounter(d *enforce.Decision, class uaclass.Class) prometheus.Counter {
 	reason := string(d.Reason)
 	if reason == "" {
 		reason = "none"
 	}
-	m.decisions.WithLabelValues(d.Action.String(), reason, class.String()).Inc()
+	return m.decisions.WithLabelValues(d.Action.String(), reason, class.String())
 }
 
 func (m *metrics) reload(result string) {
