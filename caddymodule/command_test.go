@@ -213,7 +213,7 @@ func TestMetrics(t *testing.T) {
 	m.decision(&enforce.Decision{Action: enforce.Tarpit, Reason: enforce.ReasonBlockedClient}, uaclass.Script)
 	m.decision(&enforce.Decision{Action: enforce.Deny, Reason: "some_new_reason"}, uaclass.AI) // not cached
 	m.reload("ok")
-	m.setTracked("default", 42)
+	m.setTracked("default", 42, 3)
 	if got := testutil.ToFloat64(m.decisions.WithLabelValues("deny", "disallowed", "ai")); got != 2 {
 		t.Errorf("deny/disallowed/ai = %v, want 2", got)
 	}
@@ -231,8 +231,11 @@ func TestMetrics(t *testing.T) {
 	if got := testutil.ToFloat64(m.tracked.WithLabelValues("default")); got != 42 {
 		t.Errorf("tracked = %v", got)
 	}
+	if got := testutil.ToFloat64(m.blocked.WithLabelValues("default")); got != 3 {
+		t.Errorf("blocked = %v", got)
+	}
 	var nilMetrics *metrics // a handler that was never provisioned
 	nilMetrics.decision(&d, uaclass.AI)
 	nilMetrics.reload("ok")
-	nilMetrics.setTracked("x", 1)
+	nilMetrics.setTracked("x", 1, 0)
 }

@@ -440,18 +440,20 @@ func (h *Handler) Cleanup() error {
 	return nil
 }
 
-// sweep drops expired clients and updates the tracked-clients gauge.
+// sweep drops expired clients and updates the tracked- and
+// blocked-clients gauges.
 func (h *Handler) sweep(ctx context.Context) {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
-	h.metrics.setTracked(h.Zone, h.shared.store.Len())
+	_, blocked := h.shared.store.Sweep(time.Now())
+	h.metrics.setTracked(h.Zone, h.shared.store.Len(), blocked)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			h.shared.store.Sweep(now)
-			h.metrics.setTracked(h.Zone, h.shared.store.Len())
+			_, blocked := h.shared.store.Sweep(now)
+			h.metrics.setTracked(h.Zone, h.shared.store.Len(), blocked)
 		}
 	}
 }

@@ -324,6 +324,7 @@ func TestIntegrationHotReload(t *testing.T) {
 		`caddy_robots_guard_policy_reloads_total{result="ok"} `,
 		`caddy_robots_guard_policy_reloads_total{result="invalid"} `,
 		`caddy_robots_guard_tracked_clients{zone="` + s.zone + `"} `,
+		`caddy_robots_guard_blocked_clients{zone="` + s.zone + `"} 0`,
 		`caddy_robots_guard_decisions_total{action="deny",class="ai",reason="disallowed"} `,
 	} {
 		if !strings.Contains(metrics, want) {

@@ -19,6 +19,7 @@ type metrics struct {
 	decisions *prometheus.CounterVec
 	reloads   *prometheus.CounterVec
 	tracked   *prometheus.GaugeVec
+	blocked   *prometheus.GaugeVec
 	held      prometheus.Gauge
 	overflow  prometheus.Counter
 	// counters caches the children of decisions by action, reason (its
@@ -56,6 +57,10 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "tracked_clients",
 			Help: "Clients with state in the store, by zone.",
 		}, []string{"zone"}),
+		blocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "blocked_clients",
+			Help: "Clients blocked, by zone, as of the last sweep (every minute).",
+		}, []string{"zone"}),
 		held: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "tarpit_held",
 			Help: "Requests held in the tarpit now.",
@@ -76,6 +81,9 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		return nil, err
 	}
 	if m.tracked, err = registerOrExisting(reg, m.tracked); err != nil {
+		return nil, err
+	}
+	if m.blocked, err = registerOrExisting(reg, m.blocked); err != nil {
 		return nil, err
 	}
 	if m.held, err = registerOrExisting(reg, m.held); err != nil {
@@ -140,11 +148,13 @@ func (m *metrics) reload(result string) {
 	m.reloads.WithLabelValues(result).Inc()
 }
 
-func (m *metrics) setTracked(zone string, n int) {
+// setTracked sets the zone's tracked- and blocked-clients gauges.
+func (m *metrics) setTracked(zone string, tracked, blocked int) {
 	if m == nil {
 		return
 	}
-	m.tracked.WithLabelValues(zone).Set(float64(n))
+	m.tracked.WithLabelValues(zone).Set(float64(tracked))
+	m.blocked.WithLabelValues(zone).Set(float64(blocked))
 }
 
 // tarpit records a request entering (+1) or leaving (-1) the tarpit, or

@@ -152,24 +152,28 @@ func (s *MemoryStore) Len() int {
 	return total
 }
 
-// Sweep forgets expired clients. Call it periodically (the Caddy module does
-// every minute); Apply also drops expired clients it meets.
-func (s *MemoryStore) Sweep(now time.Time) (removed int) {
+// Sweep forgets expired clients and counts the clients blocked at now. Call
+// it periodically (the Caddy module does every minute); Apply also drops
+// expired clients it meets.
+func (s *MemoryStore) Sweep(now time.Time) (removed, blocked int) {
 	t := now.UnixNano()
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		for n := sh.tail; n != nil; {
 			prev := n.prev
-			if s.expired(&n.st, t) {
+			switch {
+			case s.expired(&n.st, t):
 				sh.remove(n)
 				removed++
+			case n.st.BlockedUntil > t:
+				blocked++
 			}
 			n = prev
 		}
 		sh.mu.Unlock()
 	}
-	return removed
+	return removed, blocked
 }
 
 func (sh *storeShard) pushFront(n *storeNode) {

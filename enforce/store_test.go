@@ -69,9 +69,9 @@ func TestMemoryStoreBounded(t *testing.T) {
 	}
 	// Idle clients are forgotten after the TTL; blocked ones are kept.
 	later := now.Add(2 * time.Minute)
-	removed := s.Sweep(later)
-	if removed == 0 || s.Len() != 1 {
-		t.Errorf("Sweep removed %d, %d left, want all but the blocked client", removed, s.Len())
+	removed, blockedNow := s.Sweep(later)
+	if removed == 0 || s.Len() != 1 || blockedNow != 1 {
+		t.Errorf("Sweep removed %d and counted %d blocked, %d left, want all but the one blocked client", removed, blockedNow, s.Len())
 	}
 	if out := s.Apply(Key{IP: addr6(99_999), Token: "x"}, later, Op{Peek: true}); out.Found {
 		t.Error("an expired client was found")
