@@ -2,6 +2,7 @@ package uaclass
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -139,5 +140,22 @@ func BenchmarkClassifyHostile(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c.Classify(ua)
+	}
+}
+
+// BenchmarkClassifyChurn measures a stream of User-Agents never seen before
+// through the cache (each is classified, then inserted), as under a flood of
+// invented User-Agents.
+func BenchmarkClassifyChurn(b *testing.B) {
+	uas := make([]string, 200_000)
+	for i := range uas {
+		uas[i] = fmt.Sprintf("Mozilla/5.0 (compatible; FooBot/%d.%d; +https://example.com/bot)", i/1000, i%1000)
+	}
+	c := newTestClassifier(b)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		c.Classify(uas[i%len(uas)])
+		i++
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/robotsguard/robotsguard/policy"
@@ -406,4 +407,46 @@ func FuzzClassify(f *testing.F) {
 			t.Fatalf("Classify(%q): browser with tokens %q", ua, r.Tokens)
 		}
 	})
+}
+
+// TestCacheConcurrent: many goroutines classifying overlapping User-Agents
+// through a small cache (so that generations turn over and entries are
+// published while others read) get exactly what an uncached classifier
+// says. Run with -race.
+func TestCacheConcurrent(t *testing.T) {
+	cached, err := New(Options{CacheBytes: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := New(Options{CacheBytes: -1})
+	uas := make([]string, 600)
+	for i := range uas {
+		switch i % 3 {
+		case 0:
+			uas[i] = fmt.Sprintf("Mozilla/5.0 (compatible; Bot%d/1.0; +https://example.com/bot)", i)
+		case 1:
+			uas[i] = fmt.Sprintf("curl/8.%d.0", i)
+		default:
+			uas[i] = fmt.Sprintf("Mozilla/5.0 (X11; Linux x86_64; rv:%d.0) Gecko/20100101 Firefox/%d.0", i, i)
+		}
+	}
+	want := make([]Result, len(uas))
+	for i, ua := range uas {
+		want[i] = plain.Classify(ua)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for n := 0; n < 5000; n++ {
+				i := (n*7 + g*13) % len(uas)
+				if got := cached.Classify(uas[i]); got.Class != want[i].Class || strings.Join(got.Tokens, ",") != strings.Join(want[i].Tokens, ",") {
+					t.Errorf("%q: cached %v %v, uncached %v %v", uas[i], got.Class, got.Tokens, want[i].Class, want[i].Tokens)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
 }
