@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/temoto/robotstxt"
 )
 
 // wildRules returns n deterministic wildcard-heavy rules shaped like real
@@ -130,21 +128,9 @@ func BenchmarkMatchWildcards(b *testing.B) {
 			})
 		}
 		b.Run(fmt.Sprintf("rules=%d/temoto", n), func(b *testing.B) {
-			var text strings.Builder
-			text.WriteString("User-agent: *\n")
-			for _, r := range rules {
-				fmt.Fprintf(&text, "%s: %s\n", map[bool]string{true: "Allow", false: "Disallow"}[r.Allow], r.Pattern)
-			}
-			r, err := robotstxt.FromString(text.String())
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				r.TestAgent(targets[i%len(targets)], "ExampleBot")
-				i++
-			}
+			r := &Robots{}
+			r.AddGroup([]string{"*"}, rules...)
+			benchTemoto(b, string(r.Generate()), targets)
 		})
 	}
 }
