@@ -68,11 +68,12 @@ func (a adminAPI) serve(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("ip: %v", err)}
 		}
-		lifted, zones := unblock(ip.WithZone("").Unmap(), req.Zone, time.Now())
+		ip = ip.WithZone("").Unmap() // as the handler keys clients
+		lifted, zones := unblock(ip, req.Zone, time.Now())
 		if req.Zone != "" && zones == 0 {
 			return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("zone %q: no such zone", req.Zone)}
 		}
-		return writeJSON(w, map[string]any{"ip": ip.WithZone("").Unmap().String(), "lifted": lifted})
+		return writeJSON(w, map[string]any{"ip": ip.String(), "lifted": lifted})
 	default:
 		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("unknown endpoint %s (want /robots_guard/blocked or /robots_guard/unblock)", r.URL.Path)}
 	}

@@ -443,17 +443,19 @@ func (h *Handler) Cleanup() error {
 // sweep drops expired clients and updates the tracked- and
 // blocked-clients gauges.
 func (h *Handler) sweep(ctx context.Context) {
+	update := func(now time.Time) {
+		_, blocked := h.shared.store.Sweep(now)
+		h.metrics.setTracked(h.Zone, h.shared.store.Len(), blocked)
+	}
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
-	_, blocked := h.shared.store.Sweep(time.Now())
-	h.metrics.setTracked(h.Zone, h.shared.store.Len(), blocked)
+	update(time.Now())
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			_, blocked := h.shared.store.Sweep(now)
-			h.metrics.setTracked(h.Zone, h.shared.store.Len(), blocked)
+			update(now)
 		}
 	}
 }

@@ -32,14 +32,12 @@ func (m *matcher) newWildIndex(wild []int32) *wildIndex {
 				freq[k]++
 			}
 		})
-		for _, s := range m.rules[w].segs {
-			for i := 0; i < len(s); i++ {
-				if seenByte[s[i]] != w+1 {
-					seenByte[s[i]] = w + 1
-					byteFreq[s[i]]++
-				}
+		m.rules[w].eachByte(func(b byte) {
+			if seenByte[b] != w+1 {
+				seenByte[b] = w + 1
+				byteFreq[b]++
 			}
-		}
+		})
 	}
 	x := &wildIndex{by: map[uint16][]int32{}}
 	for _, w := range wild { // best first, so every list is too
@@ -55,13 +53,11 @@ func (m *matcher) newWildIndex(wild []int32) *wildIndex {
 			continue
 		}
 		b, n := byte(0), -1
-		for _, s := range m.rules[w].segs {
-			for i := 0; i < len(s); i++ {
-				if n < 0 || byteFreq[s[i]] < n {
-					b, n = s[i], byteFreq[s[i]]
-				}
+		m.rules[w].eachByte(func(c byte) {
+			if n < 0 || byteFreq[c] < n {
+				b, n = c, byteFreq[c]
 			}
-		}
+		})
 		if n >= 0 {
 			x.byByte[b] = append(x.byByte[b], w)
 		} else {
@@ -76,6 +72,15 @@ func (c *crule) eachBigram(f func(uint16)) {
 	for _, s := range c.segs {
 		for i := 0; i+1 < len(s); i++ {
 			f(bigram(s[i], s[i+1]))
+		}
+	}
+}
+
+// eachByte calls f with every byte of the rule's literal pieces.
+func (c *crule) eachByte(f func(byte)) {
+	for _, s := range c.segs {
+		for i := 0; i < len(s); i++ {
+			f(s[i])
 		}
 	}
 }
