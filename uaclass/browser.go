@@ -60,7 +60,7 @@ func init() {
 	}
 	// Carriers' and game consoles' browsers, which often name nothing else.
 	for _, w := range []string{"docomo", "kddi", "foma", "softbank", "vodafone", "willcom", "ddipocket", "jig", "openbrowser",
-		"nintendo", "playstation", "psp", "wiiu", "3ds", "nintendobrowser", "midp"} {
+		"nintendo", "playstation", "psp", "wiiu", "3ds", "nintendobrowser", "midp", "webtv"} {
 		browserWords[w] |= wAlone
 	}
 	for _, w := range []string{

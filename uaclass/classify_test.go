@@ -108,6 +108,7 @@ func TestAIRobotsJSON(t *testing.T) {
 		"Applebot": Search, "PetalBot": Search, "Bravebot": Search, "Linguee Bot": Search,
 		"facebookexternalhit": Social, "Scrapy": Script, "Lightpanda": Script, "img2dataset": Script,
 		"Crawl4AI": Script, "YaK": SEO, "SemrushBot-OCOB": SEO, "SemrushBot-SWA": SEO,
+		"ExaBot": Search, // Exalead's Exabot, a search engine, has the same name (issue 11)
 	}
 	c := newTestClassifier(t)
 	for name := range ai {

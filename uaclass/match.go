@@ -225,6 +225,12 @@ func (ix *phraseIndex) find(lower string) match {
 			case pos == posNone:
 				continue
 			case pos == posSuffix:
+				// The phrase must end the hyphenated name ("zoho-scrapy",
+				// not "HTC_Butterfly_3"), and a name in a comment must be
+				// the whole entry.
+				if end < len(lower) && (lower[end] == '-' || lower[end] == '_') || runPos == posEntry && !entryRestOK(lower, end) {
+					continue
+				}
 				at = runStart
 			case pos == posEntry && !entryRestOK(lower, end):
 				continue
@@ -279,6 +285,11 @@ func entryEnds(s string, i int) bool {
 	return i == len(s) || s[i] == ';' || s[i] == ')' || s[i] == ','
 }
 
+// urlFollows reports whether s starts with a URL or a comment.
+func urlFollows(s string) bool {
+	return s != "" && (s[0] == '+' || s[0] == '(' || s[0] == '-') || strings.HasPrefix(s, "http") || strings.HasPrefix(s, "www.")
+}
+
 // entryRestOK reports whether what follows a phrase at the start of a
 // comment entry leaves it the entry's product: the end of the entry, a
 // version, a hyphenated extension of the name, or a URL.
@@ -294,10 +305,16 @@ func entryRestOK(s string, i int) bool {
 		if rest == "" {
 			return true
 		}
-		c := rest[0]
-		return '0' <= c && c <= '9' || c == '+' || c == '(' || c == '-' ||
-			c == 'v' && len(rest) > 1 && '0' <= rest[1] && rest[1] <= '9' ||
-			strings.HasPrefix(rest, "http") || strings.HasPrefix(rest, "www.")
+		if c := rest[0]; '0' <= c && c <= '9' || c == 'v' && len(rest) > 1 && '0' <= rest[1] && rest[1] <= '9' {
+			// A version, then the end of the entry: "Slurp 3.0;", not
+			// the model number of "Pixel 8 Build/...".
+			k := 1
+			for k < len(rest) && (isAlnum(rest[k]) || rest[k] == '.' || rest[k] == '_' || rest[k] == '-') {
+				k++
+			}
+			return entryEnds(rest, k) || urlFollows(strings.TrimLeft(rest[k:], " "))
+		}
+		return urlFollows(rest)
 	}
 	return versionSuffix(s[i:])
 }
