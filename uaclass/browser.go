@@ -54,7 +54,7 @@ func init() {
 		"ordissimo", "waterfox", "librewolf", "floorp", "mercury", "dragon", "comodo_dragon", "iron", "slimjet", "superbird",
 		"coolnovo", "rockmelt", "chromeplus", "cometbird", "songbird", "thunderbird", "postbox", "conkeror", "swiftfox",
 		"swiftweasel", "wyzo", "kapiko", "mnenhy", "treco", "yaanibrowser",
-		"operamini", "myibrow", "semc", "novarra", "up",
+		"operamini", "myibrow", "semc", "novarra",
 	} {
 		browserWords[w] |= wProduct
 	}
@@ -91,8 +91,10 @@ var textBrowsers = map[string]bool{
 // browserMarks reads the browser words of lower, a lower-cased User-Agent.
 // top reports a browser product or engine word outside comments after the
 // leading product; leadBrowser, a leading product that is a browser's
-// ("Mozilla", "Opera", a browser product).
-func browserMarks(lower string) (marks browserWord, top, leadBrowser bool) {
+// ("Mozilla", "Opera", a browser product); real, a browser product other
+// than "Mozilla" or "browser" (a string such as "Mozilla/5.0 (Windows;
+// Foo)" names no browser).
+func browserMarks(lower string) (marks browserWord, top, leadBrowser, real bool) {
 	lead := true
 	depth := 0
 	for i := 0; i < len(lower); {
@@ -109,21 +111,33 @@ func browserMarks(lower string) (marks browserWord, top, leadBrowser bool) {
 			continue
 		}
 		j := i + 1
+		joined := false
 		for j < len(lower) && (isAlnum(lower[j]) || (lower[j] == '-' || lower[j] == '_') && j+1 < len(lower) && isAlnum(lower[j+1])) {
+			joined = joined || !isAlnum(lower[j])
 			j++
 		}
 		w := lower[i:j]
 		m, ok := browserWords[w]
+		base := w
 		if !ok {
 			if k := trimVersion(w); k < len(w) {
-				m, ok = browserWords[w[:k]]
+				base = w[:k]
+				m, ok = browserWords[base]
 			}
 		}
-		if !ok {
+		if !ok && w == "up" && j < len(lower) && (lower[j] == '/' || lower[j] == '.') {
+			// Openwave's UP.Browser: "UP.Browser/6.2", "UP/4.1".
+			m, ok = wProduct, true
+		}
+		if !ok && joined {
 			// "Lenovo-A288t_TD", "Comodo_Dragon": the parts of a joined name.
 			for _, part := range splitJoined(w) {
-				m |= browserWords[part]
+				pm := browserWords[part]
+				m |= pm
+				real = real || pm&wProduct != 0 && part != "mozilla" && part != "browser"
 			}
+		} else if m&wProduct != 0 && base != "mozilla" && base != "browser" {
+			real = true
 		}
 		if lead {
 			lead = false
@@ -141,7 +155,7 @@ func browserMarks(lower string) (marks browserWord, top, leadBrowser bool) {
 		marks |= m
 		i = j
 	}
-	return marks, top, leadBrowser
+	return marks, top, leadBrowser, real
 }
 
 // splitJoined returns the parts of a name joined with '-' or '_', or nil.
@@ -170,7 +184,7 @@ var browserEngines = map[string]bool{"AppleWebKit": true, "Gecko": true, "Triden
 // robot, is a person's browser, or at least looks like one: a Mozilla-style
 // string with a rendering engine.
 func browserKind(s, lower string) (browser, looksLike bool) {
-	marks, top, leadBrowser := browserMarks(lower)
+	marks, top, leadBrowser, real := browserMarks(lower)
 	engine := marks&wEngine != 0
 	switch {
 	case marks&wAlone != 0:
@@ -179,7 +193,7 @@ func browserKind(s, lower string) (browser, looksLike bool) {
 		// "Windows-RSS-Platform/2.0 (MSIE 9.0; Windows NT 6.0)": a tool
 		// that quotes a browser in its comment.
 		return false, false
-	case marks&wProduct != 0 && (marks&wPlatform != 0 || engine) && realProduct(lower):
+	case real && (marks&wPlatform != 0 || engine):
 		return true, true
 	case netscape(lower) && marks&wPlatform != 0:
 		// "Mozilla/4.78 [ja] (Win98; U)": Netscape Navigator 2 to 4.
@@ -201,35 +215,4 @@ func netscape(lower string) bool {
 		return false
 	}
 	return !strings.Contains(lower, "compatible")
-}
-
-// realProduct reports whether the browser product words of lower are more
-// than a bare "Mozilla" or "browser": a string such as "Mozilla/5.0
-// (compatible; Google-Apps-Script)" names a platform word ("compatible" is
-// none, but "Windows" could be) and Mozilla, and is no browser for that.
-func realProduct(lower string) bool {
-	if strings.Contains(lower, "up.browser") {
-		return true
-	}
-	for i := 0; i < len(lower); {
-		if !isAlnum(lower[i]) {
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(lower) && isAlnum(lower[j]) {
-			j++
-		}
-		w := lower[i:j]
-		if k := trimVersion(w); k > 0 && k < len(w) {
-			if _, ok := browserWords[w]; !ok {
-				w = w[:k]
-			}
-		}
-		if w != "mozilla" && w != "browser" && browserWords[w]&wProduct != 0 {
-			return true
-		}
-		i = j
-	}
-	return false
 }

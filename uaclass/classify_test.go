@@ -396,7 +396,8 @@ func TestClassNames(t *testing.T) {
 // FuzzClassify: classification never panics, always yields a valid class,
 // and tokens are lower-case product tokens.
 func FuzzClassify(f *testing.F) {
-	for _, s := range []string{"", "curl/8.0", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "(dbot)", "^LCC x", "\xff\x00", "Mozilla/5.0 (compatible; Foo"} {
+	for _, s := range []string{"", "curl/8.0", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "(dbot)", "^LCC x", "\xff\x00", "Mozilla/5.0 (compatible; Foo",
+		"zoho-scrapy/2.1", "Mozilla/5.0 (Linux; Android 15; X Build/AP3A.240617.008) AppleWebKit/537.36", "JUC (Linux; U; 2.3.5) UCWEB7.9", "a-b_c-(;;compatible;x-", "www.x.com)(("} {
 		f.Add(s)
 	}
 	c := newTestClassifier(f)
@@ -412,6 +413,9 @@ func FuzzClassify(f *testing.F) {
 		}
 		if r.Class == Browser && len(r.Tokens) > 0 {
 			t.Fatalf("Classify(%q): browser with tokens %q", ua, r.Tokens)
+		}
+		if r.Class == Browser && !r.BrowserLike || r.BrowserLike && r.Class != Browser && r.Class != Unknown {
+			t.Fatalf("Classify(%q): class %v with browser-like %v", ua, r.Class, r.BrowserLike)
 		}
 	})
 }

@@ -104,12 +104,17 @@ func newPhraseIndex(bots []Bot) *phraseIndex {
 //   - at the start of a product outside any comment ("... Safari/537.36
 //     DareBoost");
 //   - at the start of an entry of a comment ("(compatible; Googlebot/2.1;
-//     ...)", "(Exabot-Thumbnails)") when the phrase is the whole entry, or
-//     is followed by a version ("/2.1", " 1.0", glued "0.5.0"), a hyphenated
-//     extension ("AdsBot-Google-Mobile"), or a URL ("GTmetrix
-//     https://..."); or when the entry is the first one after
-//     "compatible;", the product a compatible comment names, whatever words
-//     follow ("compatible; Let's Encrypt validation server").
+//     ...)", "(X11; Linux x86_64; Catchpoint)") when the phrase is the
+//     whole entry, or is followed by a version ("/2.1", " 1.0", glued
+//     "0.5.0"), a hyphenated extension ("AdsBot-Google-Mobile"), or a URL
+//     ("GTmetrix https://...");
+//   - at the start of the first entry after "compatible;", the product a
+//     compatible comment names, or of an entry of a comment after the
+//     first, whatever words follow ("compatible; Let's Encrypt validation
+//     server", "(ThousandEyes Agent)");
+//   - as a domain name's label ("www.deadlinkchecker.com");
+//   - as the tail of a hyphenated name at such a place ("zoho-scrapy"),
+//     which gives the entry's class but not its tokens.
 //
 // Marker phrases (URL and mail fragments such as "yandex.com/bots" or
 // "collection@infegy.com", or phrases that start with punctuation) match
@@ -127,8 +132,8 @@ const (
 	posSuffix                 // a word that continues a hyphenated name: "scrapy" in "zoho-scrapy"
 )
 
-// find returns the bot that lower (a lower-cased User-Agent) names, or -1,
-// and where the matched phrase starts. When several match, a bad bot wins (a
+// find returns the database entry that lower (a lower-cased User-Agent)
+// names, with bot -1 when there is none. When several match, a bad bot wins (a
 // harvester does not escape by adding a good name), then a phrase at a
 // product position over a marker, then the User-Agent's own leading
 // product, then the longest phrase (Googlebot-Image over Googlebot), then
@@ -160,8 +165,8 @@ func (ix *phraseIndex) find(lower string) match {
 			case ';', ',':
 				sep = c
 			case ' ', '\t', '+':
-				if depth == 0 && sep != '(' {
-					sep = ' '
+				if depth == 0 {
+					sep = ' ' // in a comment, spaces keep the entry's separator
 				}
 			default:
 				sep = c

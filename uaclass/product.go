@@ -71,9 +71,15 @@ func appendToken(dst []string, tok string) []string {
 // botSuffixes are the endings of self-declared robot names.
 var botSuffixes = []string{"bot", "crawler", "spider", "scraper", "fetcher", "robot"}
 
-// botWords are robot words that declare a robot on their own: "MS Search 4.0
-// Robot", "Better Uptime Bot", "Xing Bot".
-var botWords = map[string]bool{"bot": true, "robot": true, "crawler": true, "spider": true, "scraper": true}
+// isBotWord reports whether name is a robot word that declares a robot on
+// its own: "MS Search 4.0 Robot", "Better Uptime Bot", "Xing Bot".
+func isBotWord(name string) bool {
+	switch name {
+	case "bot", "robot", "crawler", "spider", "scraper":
+		return true
+	}
+	return false
+}
 
 func hasBotSuffix(name string) bool {
 	for _, suf := range botSuffixes {
@@ -130,12 +136,11 @@ func declaredBot(s, lower string) (string, bool) {
 		}
 		name := lower[i : i+n]
 		versioned := i+n < len(s) && s[i+n] == '/'
-		if hasBotSuffix(trimRunVersion(name)) && (versioned || !platform) || botWords[name] && !platform {
-			tok := policy.ProductToken(s[i:])
-			if botWords[name] {
-				tok = ""
-			}
-			return tok, true
+		if !platform && isBotWord(name) {
+			return "", true // a word, not a name: "MS Search 4.0 Robot"
+		}
+		if hasBotSuffix(trimRunVersion(name)) && (versioned || !platform) {
+			return policy.ProductToken(s[i:]), true
 		}
 		i += n
 	}
