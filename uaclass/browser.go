@@ -117,6 +117,10 @@ func browserMarks(lower string) (marks browserWord, top, leadBrowser, real bool)
 			j++
 		}
 		w := lower[i:j]
+		if !lead && allDigits(w) {
+			i = j // a version number
+			continue
+		}
 		m, ok := browserWords[w]
 		base := w
 		if !ok {

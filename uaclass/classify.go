@@ -183,7 +183,7 @@ func (c *Classifier) classify(ua string) Result {
 		switch {
 		case m.suffix:
 			// "zoho-scrapy" is not Scrapy: its own name only.
-			if tok := policy.ProductToken(s[m.at:]); tok != "" {
+			if tok := policy.ProductToken(lower[m.at:]); tok != "" {
 				names = appendToken(names, tok)
 			}
 			return Result{Class: r.Class, Tokens: joinTokens(names, nil), Bot: r.Bot}
@@ -193,7 +193,7 @@ func (c *Classifier) classify(ua string) Result {
 			names = ownNames(names, s, lower)
 		}
 		if m.at >= 0 {
-			if tok := policy.ProductToken(s[m.at:]); len(tok) >= m.n {
+			if tok := policy.ProductToken(lower[m.at:]); len(tok) >= m.n {
 				names = appendToken(names, tok) // "msnbot-media" for msnbot
 			}
 		}
@@ -214,7 +214,7 @@ func (c *Classifier) classify(ua string) Result {
 	// A client that names itself with a product and version is a script or
 	// tool; "Mozilla/..." that is no recognisable browser stays unknown,
 	// with browser limits when it has a rendering engine.
-	if tok := policy.ProductToken(s); tok != "" && tok != "mozilla" && len(tok) < len(s) && s[len(tok)] == '/' && !looksLike {
+	if tok := policy.ProductToken(lower); tok != "" && tok != "mozilla" && len(tok) < len(s) && s[len(tok)] == '/' && !looksLike {
 		return Result{Class: Script, Tokens: []string{tok}}
 	}
 	return Result{BrowserLike: looksLike && strings.Contains(lower, "mozilla")}

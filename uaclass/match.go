@@ -17,6 +17,7 @@ type phraseIndex struct {
 	bots    []Bot
 	phrases []phrase
 	byWord  map[string][]int32 // first word, lower-cased -> phrases, longest first
+	numbers bool               // some first word is all digits ("008/")
 }
 
 type phrase struct {
@@ -30,6 +31,16 @@ type phrase struct {
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || 'A' <= c && c <= 'Z'
+}
+
+// allDigits reports whether w is all ASCII digits.
+func allDigits(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
 }
 
 // firstWord returns the first run of ASCII letters and digits in s.
@@ -86,6 +97,7 @@ func newPhraseIndex(bots []Bot) *phraseIndex {
 			p.marker = isMarker(p.text)
 			ix.phrases = append(ix.phrases, p)
 			ix.byWord[w] = append(ix.byWord[w], int32(len(ix.phrases)-1))
+			ix.numbers = ix.numbers || allDigits(w)
 		}
 	}
 	for w, list := range ix.byWord {
@@ -202,6 +214,12 @@ func (ix *phraseIndex) find(lower string) match {
 		}
 		if sep != '-' && sep != '_' {
 			runPos, runStart = pos, i
+		}
+		if !ix.numbers && allDigits(lower[i:j]) {
+			// A version number names nothing; skip the lookup.
+			sep = 0
+			i = j
+			continue
 		}
 		cands, ok := ix.byWord[lower[i:j]]
 		if !ok {

@@ -17,7 +17,7 @@ import (
 // itself, lower is s lower-cased: its leading product and the product of
 // its "compatible;" comment, each when it is a product token as written.
 func ownNames(dst []string, s, lower string) []string {
-	if tok := leadingProduct(s); tok != "" {
+	if tok := leadingProduct(lower); tok != "" {
 		dst = appendToken(dst, tok)
 	}
 	if k := strings.Index(lower, "compatible;"); k >= 0 {
@@ -25,16 +25,16 @@ func ownNames(dst []string, s, lower string) []string {
 		for i < len(s) && (s[i] == ' ' || s[i] == '+') {
 			i++
 		}
-		if tok := policy.ProductToken(s[i:]); tok != "" && tok != "msie" && tok != "mozilla" && entryRestOK(lower, i+len(tok)) {
+		if tok := policy.ProductToken(lower[i:]); tok != "" && tok != "msie" && tok != "mozilla" && entryRestOK(lower, i+len(tok)) {
 			dst = appendToken(dst, tok)
 		}
 	}
 	return dst
 }
 
-// leadingProduct returns the product token that starts s when it names a
-// product: followed by a version, a comment, a URL or nothing. Browsers'
-// "Mozilla" and "Opera" are not names of robots.
+// leadingProduct returns the product token that starts s, a lower-cased
+// User-Agent, when it names a product: followed by a version, a comment, a
+// URL or nothing. Browsers' "Mozilla" and "Opera" are not names of robots.
 func leadingProduct(s string) string {
 	tok := policy.ProductToken(s)
 	if tok == "" || tok == "mozilla" || tok == "opera" || !isAlnum(tok[0]) {
@@ -140,7 +140,7 @@ func declaredBot(s, lower string) (string, bool) {
 			return "", true // a word, not a name: "MS Search 4.0 Robot"
 		}
 		if hasBotSuffix(trimRunVersion(name)) && (versioned || !platform) {
-			return policy.ProductToken(s[i:]), true
+			return policy.ProductToken(lower[i:]), true
 		}
 		i += n
 	}
@@ -150,11 +150,11 @@ func declaredBot(s, lower string) (string, bool) {
 			for i < len(s) && s[i] == ' ' {
 				i++
 			}
-			if tok := policy.ProductToken(s[i:]); tok != "msie" {
+			if tok := policy.ProductToken(lower[i:]); tok != "msie" {
 				return tok, true
 			}
 		}
-		if tok := policy.ProductToken(s); tok != "mozilla" {
+		if tok := policy.ProductToken(lower); tok != "mozilla" {
 			return tok, true
 		}
 		return "", true
