@@ -13,9 +13,11 @@ type Result struct {
 	// Class is the client's class.
 	Class Class
 	// Tokens are the robots.txt product tokens a site would write in
-	// User-agent for this client, lower-cased, most specific first (for
-	// example googlebot-image, then googlebot). Browsers and unknown clients
-	// have none. The slice is shared and must not be modified.
+	// User-agent for this client, lower-cased, most specific first: the
+	// client's own product names as written (hyphenated names whole), then
+	// the database entry's family (for example msnbot-media, then msnbot;
+	// googlebot-image, then googlebot). Browsers and unknown clients have
+	// none. The slice is shared and must not be modified.
 	Tokens []string
 	// Bot is the database entry that matched, or nil. It is shared and must
 	// not be modified.
