@@ -437,8 +437,8 @@ func TestIntegrationJSONErrors(t *testing.T) {
 		`"deny_status": 200`:          `robots_guard: deny_status: 200 is not an error status (400-599)`,
 		`"traps": ["nope"]`:           `robots_guard: traps[0]: path \"nope\" must start with '/' or '*'`,
 		`"verify": {"ranges": {"gptbot": "/nonexistent/gptbot.json"}}`: `robots_guard: verify.ranges.gptbot: /nonexistent/gptbot.json: no such file or directory`,
-		`"tarpit_max": -1`:            `robots_guard: tarpit_max: must be at least 1, got -1`,
-		`"sitemaps": ["not-a-url"]`:   `robots_guard: sitemaps[0]: \"not-a-url\" is not an absolute http(s) URL`,
+		`"tarpit_max": -1`:          `robots_guard: tarpit_max: must be at least 1, got -1`,
+		`"sitemaps": ["not-a-url"]`: `robots_guard: sitemaps[0]: \"not-a-url\" is not an absolute http(s) URL`,
 	} {
 		cfg := `{"admin": {"listen": "localhost:2999"}, "apps": {"http": {"http_port": 9080, "servers": {"srv0": {"listen": [":9080"],
 			"routes": [{"handle": [{"handler": "robots_guard", ` + option + `}]}]}}}}}`
