@@ -195,6 +195,20 @@ func TestSourceNotRegular(t *testing.T) {
 	}
 }
 
+// TestSourceUnreadableAtStart: a robots path that cannot be read at start
+// (here a folder) gives no rules and an error, not a handler without a
+// policy.
+func TestSourceUnreadableAtStart(t *testing.T) {
+	s, logs := newTestSource(t, t.TempDir())
+	s.load()
+	if s.snapshot() == nil || !allowedBy(s, "/x") {
+		t.Fatal("no policy installed for an unreadable file")
+	}
+	if logs.FilterMessageSnippet("reading robots.txt failed").Len() != 1 {
+		t.Errorf("no error logged: %v", logs.All())
+	}
+}
+
 // TestSourceConfigMapFlip: a Kubernetes ConfigMap mounts robots.txt as a
 // symlink through "..data", which is flipped atomically to a new directory;
 // the directory watch sees the flip.
