@@ -42,6 +42,14 @@ func TestConfigErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	const classes = "(want one of browser, search, ai, seo, social, monitor, script, bad, bot, unknown)"
+	covered := map[string]bool{}
+	defer func() {
+		for name := range caddyfileOptions {
+			if !covered[name] {
+				t.Errorf("option %s has no bad value in the table", name)
+			}
+		}
+	}()
 	for _, tc := range []struct {
 		caddyfile, wantCaddyfile string
 		json, wantJSON           string
@@ -128,6 +136,7 @@ func TestConfigErrors(t *testing.T) {
 		{"canonical always", `robots_guard: canonical: unknown mode "always" (want redirect, header or off), at Testfile:2`, `"canonical": "always"`, `robots_guard: canonical: unknown mode "always" (want redirect, header or off)`},
 		{"canonical_redirect_humans please", "robots_guard: canonical_redirect_humans: takes no arguments, got 'please', at Testfile:2", "", ""},
 	} {
+		covered[strings.Fields(tc.caddyfile + " -")[0]] = true
 		if tc.caddyfile != "" {
 			input := tc.caddyfile
 			if !strings.HasPrefix(input, "robots_guard") {
