@@ -471,22 +471,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Method: r.Method,
 		Host:   r.Host,
 	}
-	req.Target, req.Invalid = requestTarget(r)
-	req.Variants = targetVariants(req.Target)
-	canonical := h.Canonical != "off" && snap.policy.HasCanonical()
-	var normal string // the target in normal form, for the features that need it
-	if canonical || len(h.index) > 0 {
-		normal = policy.NormalizeTarget(req.Target)
+	target, err := policy.ParseTarget(requestURI(r))
+	if errors.Is(err, policy.ErrFragment) {
+		// No client sends a fragment; servers read "/#/../x" as "/x".
+		return caddyhttp.Error(http.StatusBadRequest, err)
 	}
+	req.Target, req.Invalid = target, err != nil
+	normal := req.Target.Normal
 	// The canonical URL by the robots.txt's QueryParam, Domain and
 	// IndexPage fields; its rules apply too.
 	var canonURL string
 	var nonCanonical bool
-	if canonical {
+	if h.Canonical != "off" && snap.policy.HasCanonical() {
 		var canonTarget string
 		canonURL, canonTarget, nonCanonical = snap.policy.Canonical(req.UA.Tokens, scheme(r), r.Host, normal)
 		if nonCanonical {
-			req.Variants = append(req.Variants, canonTarget)
+			req.Target.AddVariant(canonTarget)
 		}
 	}
 	if h.verifier != nil && req.UA.Bot != nil && req.UA.Bot.Verify != "" {

@@ -12,7 +12,7 @@
 //     [Policy.Match] queries in time proportional to the length of the
 //     request target and without allocating. A Policy is safe for
 //     concurrent use.
-//   - [Robots.Generate], which writes a model back as canonical robots.txt
+//   - [Robots.Generate], which writes a model back as standard robots.txt
 //     text that parses to the same answers.
 //
 // robotsguard deliberately departs from the reference parser where
