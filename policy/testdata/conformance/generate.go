@@ -87,7 +87,8 @@ func main() {
 	log.Printf("%d files, %d queries", len(files), n)
 }
 
-// fileAgents returns the fixed agents and up to three the file names.
+// fileAgents returns the fixed agents and up to three that the file names
+// by their bare product token.
 func fileAgents(r *policy.Robots) []string {
 	out := append([]string(nil), agents...)
 	seen := map[string]bool{}
@@ -98,7 +99,10 @@ func fileAgents(r *policy.Robots) []string {
 	for _, g := range r.Groups {
 		for _, a := range g.Agents {
 			tok := a.Token()
-			if tok == "" || tok == "*" || seen[tok] || named == 3 || strings.ContainsAny(a.Name, " \t") {
+			if tok == "" || tok == "*" || seen[tok] || named == 3 || len(tok) != len(a.Name) {
+				// Only names that are a whole product token: the reference
+				// compares the agent it is asked about with the token of
+				// each line as a whole string.
 				continue
 			}
 			seen[tok] = true
