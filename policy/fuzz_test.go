@@ -340,6 +340,15 @@ func FuzzRoundTrip(f *testing.F) {
 				if x.Allowed != y.Allowed || x.Agent != y.Agent || x.CrawlDelay != y.CrawlDelay {
 					t.Fatalf("Match(%q, %q): original %+v, round trip %+v\noriginal:\n%s\ngenerated:\n%s", a, tg, x, y, robots, gen)
 				}
+				pt, err := ParseTarget(NormalizeTarget(tg))
+				if err != nil {
+					continue
+				}
+				for _, rd := range []Reading{SplitReading, BothReadings} {
+					if x, y := p1.MatchReading([]string{a}, &pt, rd), p2.MatchReading([]string{a}, &pt, rd); x.Allowed != y.Allowed {
+						t.Fatalf("MatchReading(%q, %q, %v): original %+v, round trip %+v\noriginal:\n%s\ngenerated:\n%s", a, tg, rd, x, y, robots, gen)
+					}
+				}
 			}
 		}
 	})

@@ -930,3 +930,35 @@ func TestMatchTargetDotSegments(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateKeepsReadings: the served robots.txt (the site's file with
+// added groups and trap rules) reads as the site's file does, in both
+// readings of the groups.
+func TestGenerateKeepsReadings(t *testing.T) {
+	check := func(name string, r *Robots, agent, target string, google, split bool) {
+		t.Helper()
+		p := Compile(Parse(r.Generate()))
+		pt, _ := ParseTarget(target)
+		if g := p.MatchReading([]string{agent}, &pt, GoogleReading).Allowed; g != google {
+			t.Errorf("%s: %s %s in Google's reading: %v, want %v\n%s", name, agent, target, g, google, r.Generate())
+		}
+		if s := p.MatchReading([]string{agent}, &pt, SplitReading).Allowed; s != split {
+			t.Errorf("%s: %s %s in the split reading: %v, want %v\n%s", name, agent, target, s, split, r.Generate())
+		}
+	}
+	// A group without rules at the end, then an added group: the added
+	// group's rules must not reach it in Google's reading.
+	r := Parse([]byte("User-agent: *\nDisallow: /p\n\nUser-agent: a\nCrawl-delay: 5\n"))
+	r.AddGroup([]string{"gptbot"}, Rule{Pattern: "/"})
+	check("added group", r, "a", "/x", true, true)
+	check("added group", r, "gptbot", "/x", false, false)
+	// A Sitemap line between User-agent lines stays where it stood.
+	r = Parse([]byte("User-agent: a\nSitemap: https://example.com/s.xml\nUser-agent: b\nDisallow: /x\n"))
+	check("sitemap", r, "a", "/x", false, true)
+	// Trap rules reach a joined group's agents without ending the join.
+	r = Parse([]byte("User-agent: baidu\ncrawl-delay: 1\n\nUser-agent: *\nDisallow: /*/*/pulse\n"))
+	r.AddRulesToAll(Rule{Pattern: "/trap/"})
+	check("trap", r, "baidu", "/trap/x", false, false)
+	check("trap", r, "baidu", "/a/b/pulse", false, true)
+	check("trap", r, "other", "/trap/x", false, false)
+}
