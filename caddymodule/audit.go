@@ -283,7 +283,8 @@ func audit(r *policy.Robots, site *auditSite) []Finding {
 		out = append(out, Finding{Kind: "lint", Severity: d.Severity.String(), Line: d.Line, Message: d.Message})
 	}
 	rule := func(target string) (*policy.Rule, bool) {
-		res := p.MatchResource(nil, policy.NormalizeTarget(target))
+		t, _ := policy.ParseTarget(target)
+		res := p.MatchTarget(nil, &t)
 		return res.Rule, !res.Allowed
 	}
 	ruleText := func(rl *policy.Rule) string {

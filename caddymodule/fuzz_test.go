@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-
-	"github.com/robotsguard/robotsguard/policy"
 )
 
 // FuzzCaddyfile: any option block is either accepted, giving a handler that
@@ -92,29 +90,6 @@ func imageSrcs(p *auditPage) []string {
 		out = append(out, i.src)
 	}
 	return out
-}
-
-// FuzzTargetVariants: any request target yields variants without panicking;
-// each variant is a path, differs from the target, and is a fixed point of
-// normalisation once normalised.
-func FuzzTargetVariants(f *testing.F) {
-	for _, s := range []string{"/private%2Freport.html", "//private/", `/a\b`, "/p;jsessionid=1/r.html?q=1", "/%zz;/", "/x"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, target string) {
-		if !strings.HasPrefix(target, "/") {
-			return
-		}
-		for _, v := range targetVariants(target) {
-			if v == target || !strings.HasPrefix(v, "/") {
-				t.Fatalf("targetVariants(%q) gives %q", target, v)
-			}
-			n := policy.NormalizeTarget(v)
-			if policy.NormalizeTarget(n) != n {
-				t.Fatalf("variant %q does not normalise stably", v)
-			}
-		}
-	})
 }
 
 // FuzzRobotsTag: any X-Robots-Tag values are read without panicking, and

@@ -382,31 +382,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Method: r.Method,
 		Host:   r.Host,
 	}
-	req.Target, req.Invalid = requestTarget(r)
-	req.Variants = targetVariants(req.Target)
-	canonical := h.Canonical != "off" && snap.policy.HasCanonical()
-	var normal string // the target in normal form, for the features that need it
-	if canonical || len(h.index) > 0 {
-		normal = policy.NormalizeTarget(req.Target)
-	}
-	// The canonical URL by the robots.txt's QueryParam, Domain and
-	// IndexPage fields; its rules apply too.
-	var canonURL string
-	var nonCanonical bool
-	if canonical {
-		var canonTarget string
-		canonURL, canonTarget, nonCanonical = snap.policy.Canonical(req.UA.Tokens, scheme(r), r.Host, normal)
-		if nonCanonical {
-			req.Variants = append(req.Variants, canonTarget)
-		}
-		if !snap.domain {
-			canonURL = relativeRef(canonTarget)
-		}
-	}
 	if h.verifier != nil && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
 		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
 	}
-	d := h.engine.Decide(&req, snap.policy)
+	v, err := h.decide(&req, snap.policy, requestURI(r), scheme(r))
+	if err != nil {
+		// No client sends a fragment; servers read "/#/../x" as "/x".
+		return caddyhttp.Error(http.StatusBadRequest, err)
+	}
+	d, canonURL, nonCanonical, normal := v.Decision, v.canonURL, v.nonCanonical, req.Target.Normal
 	h.metrics.decision(&d, req.UA.Class)
 	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
 		h.logDecision(&req, &d, ua, r)
@@ -440,6 +424,43 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 	}
 	return next.ServeHTTP(w, r)
+}
+
+// verdict is a decision with the canonical URL it was taken on.
+type verdict struct {
+	enforce.Decision
+	// canonURL is the canonical URL by the robots.txt's QueryParam, Domain
+	// and IndexPage fields, or "" (no such fields, or canonical off).
+	canonURL string
+	// nonCanonical reports that the request's URL is not canonURL.
+	nonCanonical bool
+}
+
+// decide reads the request target raw (as the client sent it), adds the
+// canonical URL's target to the spellings to check, and decides: the one
+// decision of ServeHTTP and of "caddy robots check". It fails only for a
+// target with '#' (policy.ErrFragment), which must be answered 400.
+func (h *Handler) decide(req *enforce.Request, p *policy.Policy, raw, scheme string) (verdict, error) {
+	var v verdict
+	target, err := policy.ParseTarget(raw)
+	if errors.Is(err, policy.ErrFragment) {
+		return v, err
+	}
+	req.Target, req.Invalid = target, err != nil
+	if h.Canonical != "off" && p.HasCanonical() {
+		var canonTarget string
+		v.canonURL, canonTarget, v.nonCanonical = p.Canonical(req.UA.Tokens, scheme, req.Host, target.Normal)
+		if v.nonCanonical {
+			req.Target.AddVariant(canonTarget)
+		}
+		if !p.HasDomain() {
+			// Without a Domain the host would be the request's own: never
+			// echo a Host header into Link or Location.
+			v.canonURL = relativeRef(canonTarget)
+		}
+	}
+	v.Decision = h.engine.Decide(req, p)
+	return v, nil
 }
 
 // scheme returns the request's scheme.

@@ -33,8 +33,6 @@ type snapshot struct {
 	// missing is set when no file was ever read: no rules are in force, so
 	// the first file that appears is installed without waiting.
 	missing bool
-	// domain is set when the robots.txt names a canonical Domain.
-	domain bool
 }
 
 // source loads the site's robots.txt, keeps the current snapshot, and
@@ -314,7 +312,6 @@ func (s *source) install(r *policy.Robots, file fileStamp, modTime time.Time, mi
 	compiled := policy.Compile(served)
 	s.cur.Store(&snapshot{
 		policy:  compiled,
-		domain:  hasDomain(compiled),
 		served:  text,
 		etag:    `"` + hex.EncodeToString(sum[:12]) + `"`,
 		modTime: modTime.UTC().Truncate(time.Second),

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/robotsguard/robotsguard/policy"
 )
 
 // benchEngine returns an engine with a realistic policy and a clock that
@@ -47,9 +49,9 @@ func BenchmarkDecide(b *testing.B) {
 	})
 	b.Run("blocked", func(b *testing.B) {
 		e, r := benchEngine(b, 0)
-		r.Target = "/trap/x"
+		r.Target = policy.Target{Normal: "/trap/x"}
 		e.Decide(r, benchPolicy)
-		r.Target = "/page"
+		r.Target = policy.Target{Normal: "/page"}
 		b.ReportAllocs()
 		for b.Loop() {
 			if d := e.Decide(r, benchPolicy); d.Reason != ReasonBlockedClient {

@@ -81,13 +81,10 @@ type Request struct {
 	Verdict uaclass.Verdict
 	// Method and Host are the request's method and host, for logs.
 	Method, Host string
-	// Target is the request target as the client sent it: the path with an
-	// optional "?query". Targets are normalised by the policy package.
-	Target string
-	// Variants are other spellings of Target that a backend may resolve to
-	// the same resource (decoded "%2F", collapsed "//", stripped ";params").
-	// A rule or trap that matches any of them applies.
-	Variants []string
+	// Target is the request target as policy.ParseTarget reads it: its
+	// normal form and the other spellings under which a backend may serve
+	// the same resource. A rule or trap that matches any of them applies.
+	Target policy.Target
 	// Invalid marks a request whose target could not be parsed.
 	Invalid bool
 }

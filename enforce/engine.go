@@ -76,11 +76,8 @@ func New(cfg Config, store Store) (*Engine, error) {
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
 	d := Decision{DryRun: e.cfg.DryRun}
-	// Normalised once for every match below; this allocates only for the
-	// rare targets that are not already in normal form.
-	target := policy.NormalizeTarget(req.Target)
 
-	if policy.IsRobotsTxt(target) {
+	if policy.IsRobotsTxt(req.Target.Normal) {
 		e.store.Apply(IPKey(req.IP), now, Op{MarkRobots: true})
 		d.Reason = ReasonRobotsTxt
 		return d
@@ -90,7 +87,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return d
 	}
 	ua := &req.UA
-	if e.traps != nil && e.trapped(target, req.Variants) {
+	if e.traps != nil && e.traps.ContainsTarget(&req.Target) {
 		out := e.store.Apply(IPKey(req.IP), now, e.op(Op{Block: true}))
 		d.ReadRobots = out.State.RobotsAt != 0
 		return e.refuse(d, ReasonTrap, out)
@@ -134,12 +131,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 
 	res := policy.Result{Allowed: true}
 	if p != nil {
-		res = p.MatchResource(ua.Tokens, target)
-		// A rule that refuses another spelling of the same resource applies:
-		// the backend would serve the disallowed resource under it.
-		for i := 0; res.Allowed && i < len(req.Variants); i++ {
-			res = p.MatchResource(ua.Tokens, policy.NormalizeTarget(req.Variants[i]))
-		}
+		res = p.MatchTarget(ua.Tokens, &req.Target)
 		if res.Agent == "*" && ua.UserTriggered() && e.cfg.UserTriggeredSkipGlobal {
 			res = policy.Result{Allowed: true}
 		}
@@ -184,20 +176,6 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		d.Action = Throttle
 	}
 	return d
-}
-
-// trapped reports whether the target (in normal form) or one of its
-// variants is a trap.
-func (e *Engine) trapped(target string, variants []string) bool {
-	if e.traps.Contains(target) {
-		return true
-	}
-	for _, v := range variants {
-		if e.traps.Contains(policy.NormalizeTarget(v)) {
-			return true
-		}
-	}
-	return false
 }
 
 // op fills in the escalation settings of o.

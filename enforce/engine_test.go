@@ -49,7 +49,16 @@ const (
 )
 
 func req(ip, ua, target string) *Request {
-	return &Request{IP: netip.MustParseAddr(ip), UA: classifier.Classify(ua), Method: "GET", Host: "example.com", Target: target}
+	return &Request{IP: netip.MustParseAddr(ip), UA: classifier.Classify(ua), Method: "GET", Host: "example.com", Target: tgt(target)}
+}
+
+// tgt reads a request target as the handler does.
+func tgt(raw string) policy.Target {
+	t, err := policy.ParseTarget(raw)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }
 
 func compile(robots string) *policy.Policy {
@@ -349,7 +358,7 @@ func TestAllowlist(t *testing.T) {
 		req("192.0.2.1", uaExample, "/private"),
 		req("192.0.2.1", uaExample, "/trap"),
 	} {
-		expect(t, r.IP.String()+" "+r.Target, e.Decide(r, p), Allow, ReasonAllowlisted)
+		expect(t, r.IP.String()+" "+r.Target.Normal, e.Decide(r, p), Allow, ReasonAllowlisted)
 	}
 	expect(t, "not allowlisted", e.Decide(req("192.0.2.2", uaGPTBot, "/x"), p), Deny, ReasonDisallowed)
 }
@@ -427,7 +436,7 @@ func TestVerifiedSearchGentle(t *testing.T) {
 		}
 	}
 	gbp := *gb
-	gbp.Target = "/private"
+	gbp.Target = tgt("/private")
 	for i := 0; i < 10; i++ {
 		expect(t, "verified on disallowed path", e.Decide(&gbp, p), Deny, ReasonDisallowed)
 	}
@@ -546,16 +555,14 @@ func TestVariants(t *testing.T) {
 	e := newEngine(t, Config{Traps: []string{"/trap/"}, Strikes: 100}, clock)
 	p := compile("User-agent: *\nDisallow: /private/\n")
 	r := req("192.0.2.1", uaExample, "/private%2Freport.html")
-	expect(t, "no variants", e.Decide(r, p), Allow, ReasonNone)
-	r.Variants = []string{"/private/report.html"}
 	d := e.Decide(r, p)
 	expect(t, "variant disallowed", d, Deny, ReasonDisallowed)
 	if d.Rule == nil || d.Rule.Pattern != "/private/" {
 		t.Errorf("rule %v", d.Rule)
 	}
-	b := req("192.0.2.2", uaBrowser, "//trap/x")
-	b.Variants = []string{"/trap/x"}
-	expect(t, "trap variant", e.Decide(b, p), Deny, ReasonTrap)
+	r.Target = policy.Target{Normal: "/private%2Freport.html"}
+	expect(t, "no variants", e.Decide(r, p), Allow, ReasonNone)
+	expect(t, "trap variant", e.Decide(req("192.0.2.2", uaBrowser, "//trap/x"), p), Deny, ReasonTrap)
 }
 
 // TestQueryVariants: a query does not dodge a "$" rule, unless a rule

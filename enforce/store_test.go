@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -96,13 +97,13 @@ func TestFlood(t *testing.T) {
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	r := Request{UA: ua, Target: "/page"}
+	r := Request{UA: ua, Target: policy.Target{Normal: "/page"}}
 	for i := 0; i < n; i++ {
 		r.IP = addr6(uint64(i))
 		if i%7 == 0 {
-			r.Target = "/private"
+			r.Target = policy.Target{Normal: "/private"}
 		} else {
-			r.Target = "/page"
+			r.Target = policy.Target{Normal: "/page"}
 		}
 		e.Decide(&r, p)
 		if i%100_000 == 0 && store.Len() > limit {
@@ -152,16 +153,16 @@ func TestConcurrentDecide(t *testing.T) {
 			local := map[string]int{}
 			for i := 0; i < perWorker; i++ {
 				c := rng.IntN(clients)
-				r := Request{IP: netip.AddrFrom4([4]byte{192, 0, 2, byte(c)}), UA: uas[c%2], Target: "/page"}
+				r := Request{IP: netip.AddrFrom4([4]byte{192, 0, 2, byte(c)}), UA: uas[c%2], Target: policy.Target{Normal: "/page"}}
 				if i%50 == 0 {
-					r.Target = "/private"
+					r.Target = policy.Target{Normal: "/private"}
 				}
 				d := e.Decide(&r, p)
-				if d.Action == Allow && r.Target == "/page" {
+				if d.Action == Allow && r.Target.Normal == "/page" {
 					local[fmt.Sprint(c)]++
 				}
 				if i%500 == 0 {
-					e.Decide(&Request{IP: netip.AddrFrom4([4]byte{198, 51, 100, byte(w)}), UA: uas[2], Target: "/"}, p)
+					e.Decide(&Request{IP: netip.AddrFrom4([4]byte{198, 51, 100, byte(w)}), UA: uas[2], Target: policy.Target{Normal: "/"}}, p)
 				}
 			}
 			mu.Lock()
