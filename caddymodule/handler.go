@@ -495,7 +495,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	d := h.engine.Decide(&req, snap.policy)
 	h.metrics.decision(&d, req.UA.Class)
 	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
-		h.logDecision(&req, &d, ua, r)
+		h.logDecision(&req, &d, ua, r, snap)
 	}
 	if d.Enforced() {
 		if d.Action == enforce.Tarpit {

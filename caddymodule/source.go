@@ -35,6 +35,11 @@ type snapshot struct {
 	modTime time.Time
 	hash    [32]byte // of the source file, to skip reloads that change nothing
 	missing bool
+	// file is the site's file as read, and version the first 12 hex
+	// digits of its hash ("" without a file): the logs and the review page
+	// name the robots.txt each decision was judged against.
+	file    []byte
+	version string
 }
 
 // source loads the site's robots.txt, keeps the current snapshot, and
@@ -94,14 +99,14 @@ func (s *source) load(initial bool) {
 	}
 	prev := s.cur.Load()
 	if s.path == "" {
-		s.install(policy.Parse(nil), [32]byte{}, time.Now(), true)
+		s.install(policy.Parse(nil), nil, [32]byte{}, time.Now(), true)
 		return
 	}
 	data, modTime, err := readRobots(s.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && prev == nil:
 		s.logger.Warn("robots.txt not found: no rules until it appears (RFC 9309: unavailable means allow all)", zap.String("file", s.path))
-		s.install(policy.Parse(nil), [32]byte{}, time.Now(), true)
+		s.install(policy.Parse(nil), nil, [32]byte{}, time.Now(), true)
 		s.metrics.reload("missing")
 		return
 	case errors.Is(err, errUnsettled):
@@ -131,7 +136,7 @@ func (s *source) load(initial bool) {
 	r := policy.Parse(data)
 	if err := r.Err(); err != nil {
 		if prev == nil {
-			s.install(policy.Parse(nil), [32]byte{}, time.Now(), true)
+			s.install(policy.Parse(nil), nil, [32]byte{}, time.Now(), true)
 		}
 		s.logger.Error("robots.txt is invalid; keeping the last good rules", zap.String("file", s.path), zap.Error(err))
 		s.metrics.reload("invalid")
@@ -149,7 +154,7 @@ func (s *source) load(initial bool) {
 			s.logger.Warn("robots.txt lint", zap.String("file", s.path), zap.Int("line", d.Line), zap.String("message", d.Message))
 		}
 	}
-	s.install(r, hash, modTime, false)
+	s.install(r, data, hash, modTime, false)
 	s.metrics.reload("ok")
 	if !initial {
 		s.logger.Info("robots.txt reloaded", zap.String("file", s.path), zap.Int("groups", len(r.Groups)), zap.Int("lint_findings", len(diags)))
@@ -170,11 +175,15 @@ func (s *source) retryLater(d time.Duration) {
 }
 
 // install builds and publishes the snapshot for r. The caller holds s.mu.
-func (s *source) install(r *policy.Robots, hash [32]byte, modTime time.Time, missing bool) {
+func (s *source) install(r *policy.Robots, file []byte, hash [32]byte, modTime time.Time, missing bool) {
 	served := r.Clone()
 	s.additions(served)
 	text := served.Generate()
 	sum := sha256.Sum256(text)
+	version := ""
+	if !missing {
+		version = hex.EncodeToString(hash[:6])
+	}
 	s.cur.Store(&snapshot{
 		policy:  policy.Compile(served),
 		served:  text,
@@ -182,6 +191,8 @@ func (s *source) install(r *policy.Robots, hash [32]byte, modTime time.Time, mis
 		modTime: modTime.UTC().Truncate(time.Second),
 		hash:    hash,
 		missing: missing,
+		file:    file,
+		version: version,
 	})
 }
 
