@@ -494,6 +494,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	d := h.engine.Decide(&req, snap.policy)
 	h.metrics.decision(&d, req.UA.Class)
+	h.observe(r, &req, &d, snap) // admin_review.go: live statistics, placeholders
 	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
 		h.logDecision(&req, &d, ua, r, snap)
 	}

@@ -42,6 +42,7 @@ func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua stri
 		Strikes:       d.Strikes,
 		ReadRobots:    d.ReadRobots,
 		DryRun:        d.DryRun,
+		Zone:          h.Zone,
 		RobotsVersion: snap.version,
 		RetryAfter:    d.RetryAfter.Seconds(),
 	}

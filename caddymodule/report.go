@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/robotsguard/robotsguard/report"
+	"github.com/robotsguard/robotsguard/review"
 )
 
 func reportCommand() *cobra.Command {
@@ -118,9 +119,29 @@ func reportFilter(cmd *cobra.Command) (*report.Filter, error) {
 
 // writeReportHTML writes the review page built from the logs.
 func writeReportHTML(cmd *cobra.Command, name string, files []string, f *report.Filter, robotsFiles []string) error {
-	_ = cmd
-	_ = files
-	_ = f
-	_ = robotsFiles
-	return os.ErrInvalid
+	var texts [][]byte
+	for _, rf := range robotsFiles {
+		data, err := os.ReadFile(rf)
+		if err != nil {
+			return fmt.Errorf("--robots: %v", err)
+		}
+		texts = append(texts, data)
+	}
+	v, err := report.View(files, f, texts)
+	if err != nil {
+		return err
+	}
+	page, err := review.StaticPage(v)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(name, page, 0o644); err != nil {
+		return err
+	}
+	bots := 0
+	for _, z := range v.Zones {
+		bots += len(z.Bots)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d bytes): %s in %s\n", name, len(page), report.Plural(bots, "row"), report.Plural(len(v.Zones), "zone"))
+	return nil
 }

@@ -62,6 +62,8 @@ type Entry struct {
 	// RuleLine and Rule are the robots.txt rule that decided, if any.
 	RuleLine int    `json:"rule_line,omitempty"`
 	Rule     string `json:"rule,omitempty"`
+	// Zone is the handler's zone (its per-client state).
+	Zone string `json:"zone,omitempty"`
 	// RobotsVersion identifies the robots.txt the decision was judged
 	// against: the first 12 hex digits of its SHA-256.
 	RobotsVersion string `json:"robots_version,omitempty"`
@@ -107,6 +109,7 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddInt("rule_line", e.RuleLine)
 	}
 	addString("rule", e.Rule)
+	addString("zone", e.Zone)
 	addString("robots_version", e.RobotsVersion)
 	if e.RetryAfter != 0 {
 		enc.AddFloat64("retry_after", e.RetryAfter)

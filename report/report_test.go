@@ -43,7 +43,7 @@ func TestEntryFields(t *testing.T) {
 		ClientIP: "192.0.2.1", UserAgent: "GPTBot/1.2", Class: "ai", Tokens: []string{"gptbot"}, Verification: "verified",
 		Method: "GET", Host: "example.com", URI: "/private/x?y=1", Action: "deny", Reason: "disallowed", Group: "*",
 		Strikes: 2, ReadRobots: true, DryRun: true, Bot: "GPTBot", Operator: "OpenAI", RuleLine: 3, Rule: "Disallow: /private/",
-		RobotsVersion: "0123456789ab", RetryAfter: 1.5, BlockedUntil: &until, File: "/srv/robots.txt", Error: "boom", Line: 7,
+		Zone: "shop", RobotsVersion: "0123456789ab", RetryAfter: 1.5, BlockedUntil: &until, File: "/srv/robots.txt", Error: "boom", Line: 7,
 	}
 	// Every field is set: a new field left at its zero value would not be
 	// checked.
@@ -298,4 +298,53 @@ func FuzzRead(f *testing.F) {
 		var buf bytes.Buffer
 		s.WriteText(&buf)
 	})
+}
+
+// TestView: the review page's view built from logs: zones, bots, the rule
+// each violation broke with its robots.txt version and text, problems.
+func TestView(t *testing.T) {
+	dir := t.TempDir()
+	robots := []byte("User-agent: *\nDisallow: /private/\n")
+	version := VersionID(robots)
+	base := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	var es []Entry
+	for i := range 3 {
+		es = append(es, Entry{TS: Time{base.Add(time.Duration(i) * time.Minute)}, Level: "info", Logger: LoggerName, Msg: "request refused",
+			ClientIP: "192.0.2.1", Class: "ai", Tokens: []string{"gptbot"}, Verification: "verified", URI: fmt.Sprintf("/private/%d", i),
+			Action: "deny", Reason: "disallowed", RuleLine: 2, Rule: "Disallow: /private/", ReadRobots: true, Zone: "shop", RobotsVersion: version, Bot: "GPTBot", Operator: "OpenAI"})
+	}
+	es = append(es, Entry{TS: Time{base.Add(30 * time.Hour)}, Level: "info", Logger: LoggerName, Msg: "request refused", ClientIP: "192.0.2.9",
+		Class: "browser", Tokens: []string{}, URI: "/trap/", Action: "deny", Reason: "trap"})
+	log := append(logLines(t, es...), `{"level":"error","ts":1796036400,"logger":"http.handlers.robots_guard.policy","msg":"robots.txt is invalid; keeping the last good rules","file":"/srv/robots.txt","error":"HTML"}`+"\n"...)
+	name := filepath.Join(dir, "robots_guard.log")
+	if err := os.WriteFile(name, log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err := View([]string{name}, &Filter{}, [][]byte{robots, []byte("unrelated")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Zones) != 2 || v.Zones[0].Zone != "default" || v.Zones[1].Zone != "shop" {
+		t.Fatalf("zones %+v", v.Zones)
+	}
+	shop := v.Zones[1]
+	if len(shop.Bots) != 1 || shop.Bots[0].Key != "gptbot" || shop.Bots[0].Refused != 3 || shop.Bots[0].ReadIgnored != 3 || shop.Bots[0].Verification != "verified" {
+		t.Errorf("shop bots %+v", shop.Bots)
+	}
+	if r := shop.Bots[0].Rules; len(r) != 1 || r[0].Version != version || r[0].Line != 2 || r[0].Rule != "Disallow: /private/" || r[0].Count != 3 {
+		t.Errorf("rules %+v", r)
+	}
+	if len(shop.Versions) != 1 || shop.Versions[0].Text != string(robots) {
+		t.Errorf("versions %+v", shop.Versions)
+	}
+	// 30 hours of logs: the step grows so the series stays at 1440 points.
+	if shop.Series.Points != 1440 || shop.Series.Step != 120 {
+		t.Errorf("series: %d points of %v s", shop.Series.Points, shop.Series.Step)
+	}
+	if len(v.Problems) != 1 || v.Problems[0].Count != 1 {
+		t.Errorf("problems %+v", v.Problems)
+	}
+	if _, err := View(nil, &Filter{}, nil); err == nil {
+		t.Error("no files: no error")
+	}
 }
