@@ -103,12 +103,17 @@ func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Deci
 	repl.Set("http.robots_guard.action", d.Action)
 	repl.Set("http.robots_guard.reason", reasonValue(d.Reason))
 	repl.Set("http.robots_guard.class", req.UA.Class)
+	// Unset placeholders would stay as written in a respond body, so the
+	// rule and token are "" when there are none.
+	var rule, token any = "", ""
 	if d.Rule != nil {
-		repl.Set("http.robots_guard.rule", d.Rule)
+		rule = d.Rule
 	}
 	if len(req.UA.Tokens) > 0 {
-		repl.Set("http.robots_guard.token", tokenRef{&req.UA.Tokens[0]})
+		token = tokenRef{&req.UA.Tokens[0]}
 	}
+	repl.Set("http.robots_guard.rule", rule)
+	repl.Set("http.robots_guard.token", token)
 }
 
 // reasonValues holds the reasons boxed once, so that setting a placeholder

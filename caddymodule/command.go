@@ -20,7 +20,7 @@ import (
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "robots",
-		Usage: "check|lint|classify|report|audit|blocked|unblock ...",
+		Usage: "check|lint|classify|report|audit|blocked|unblock|review ...",
 		Short: "Checks robots.txt rules, classifies User-Agents and reviews robots_guard logs",
 		Long: `
 The robots command works offline with robotsguard's own parser and
@@ -41,10 +41,12 @@ classifier, exactly as the robots_guard handler does:
       standard input, and prints one JSON object per User-Agent.
 
   caddy robots report [LOGFILE...]
-      Summarises robots_guard's decisions in Caddy JSON logs (standard
-      input when no file is given): totals, top bots, IPs and paths,
-      clients that read robots.txt and ignored it, an hourly histogram.
-      --json for machines.
+      Summarises robots_guard's decisions in Caddy JSON logs, rolled
+      (gzip) files and globs included (standard input when no file is
+      given): totals, top bots, IPs and paths, clients that read
+      robots.txt and ignored it, an hourly histogram, reload problems;
+      filters --since, --until, --host, --reason, --class, --token;
+      --json for machines, --html FILE for the review page.
 
   caddy robots audit --robots FILE --root DIR | --url BASE
       Finds what robots.txt cannot do on the site: noindex pages that
@@ -56,9 +58,15 @@ classifier, exactly as the robots_guard handler does:
 
   caddy robots unblock IP [--address ADDR | --config FILE] [--zone NAME]
       Lifts every block of IP in a running Caddy and forgets its strikes.
+
+  caddy robots review [--listen ADDR] [--open]
+      Opens the review page of a running Caddy (what each bot did, the
+      rules it broke, a 24-hour chart, unblock buttons) in a browser.
+
+Each command's --help has examples, its output format and exit codes.
 `,
 		CobraFunc: func(cmd *cobra.Command) {
-			cmd.AddCommand(checkCommand(), lintCommand(), classifyCommand(), reportCommand(), auditCommand(), blockedCommand(), unblockCommand())
+			cmd.AddCommand(checkCommand(), lintCommand(), classifyCommand(), reportCommand(), auditCommand(), blockedCommand(), unblockCommand(), reviewCommand())
 		},
 	})
 }
