@@ -61,7 +61,7 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 		zone := cmp.Or(e.Zone, "default")
 		s := zones[zone]
 		if s == nil {
-			s = review.New(review.Options{Step: step, Slots: 1440})
+			s = review.New(review.Options{Step: step, Slots: 1440, MaxBots: 1 << 20})
 			zones[zone] = s
 		}
 		ev := Event(e)

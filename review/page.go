@@ -20,10 +20,15 @@ var (
 	pageJS string
 )
 
-// CSP is the page's Content-Security-Policy: only its own inline style and
-// script (by hash), requests to its own origin, nothing else.
-var CSP = "default-src 'none'; script-src '" + hash(pageJS) + "'; style-src '" + hash(pageCSS) +
-	"'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// metaCSP is the page's Content-Security-Policy: only its own inline style
+// and script (by hash), requests to its own origin, nothing else. The page
+// carries it in a meta element, so that a saved report has it too.
+var metaCSP = "default-src 'none'; script-src '" + hash(pageJS) + "'; style-src '" + hash(pageCSS) +
+	"'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'"
+
+// CSP is the Content-Security-Policy header for the served page: the
+// meta element's policy, and no framing (which only a header can say).
+var CSP = metaCSP + "; frame-ancestors 'none'"
 
 func hash(s string) string {
 	sum := sha256.Sum256([]byte(s))
@@ -51,6 +56,6 @@ func StaticPage(v *View) ([]byte, error) {
 }
 
 func render(data string) []byte {
-	r := strings.NewReplacer("{{CSP}}", CSP, "{{CSS}}", pageCSS, "{{JS}}", pageJS, "{{DATA}}", data)
+	r := strings.NewReplacer("{{CSP}}", metaCSP, "{{CSS}}", pageCSS, "{{JS}}", pageJS, "{{DATA}}", data)
 	return []byte(r.Replace(pageHTML))
 }

@@ -97,10 +97,11 @@ type Event struct {
 // take at most about 12 MiB (see the README's figures): bots × (row +
 // top paths + top rules) + the series + the versions' text.
 const (
-	// MaxBots is how many bots (product tokens) are tracked; a new bot
-	// then replaces the one with the fewest requests, whose counts move
-	// to the "(other bots)" row, so that totals stay exact.
-	MaxBots = numShards * botsPerShard
+	// MaxBots is how many bots (product tokens) live statistics track by
+	// default (Options.MaxBots); a new bot then replaces the one of its
+	// shard with the fewest requests, whose counts move to the "(other
+	// bots)" row, so that totals stay exact.
+	MaxBots = 2048
 	// TopPaths and TopRules are the sizes of each bot's top lists
 	// (space-saving: counts may be overestimated by the "error" shown).
 	TopPaths = 8
@@ -109,8 +110,7 @@ const (
 	MaxVersions     = 16
 	MaxVersionBytes = 4 << 20
 
-	numShards    = 32
-	botsPerShard = 32
+	numShards = 32
 	// maxKeep is the longest path or pattern kept as is; longer ones are
 	// cut.
 	maxKeep = 256
@@ -136,6 +136,8 @@ type Stats struct {
 	clock atomic.Int64
 	stop  chan struct{}
 	once  sync.Once
+	// perShard is how many bots each shard tracks.
+	perShard int
 }
 
 // Options size a Stats.
@@ -148,6 +150,8 @@ type Options struct {
 	// events without one get; Close stops it. Live statistics use it:
 	// reading the time costs more than recording an event.
 	Clock time.Duration
+	// MaxBots bounds the bots tracked. Default: MaxBots.
+	MaxBots int
 }
 
 // New returns empty statistics.
@@ -158,9 +162,12 @@ func New(o Options) *Stats {
 	if o.Slots <= 0 {
 		o.Slots = 1440
 	}
-	s := &Stats{start: time.Now(), seed: maphash.MakeSeed(), series: newSeries(o.Step, o.Slots)}
+	if o.MaxBots <= 0 {
+		o.MaxBots = MaxBots
+	}
+	s := &Stats{start: time.Now(), seed: maphash.MakeSeed(), series: newSeries(o.Step, o.Slots), perShard: max(1, o.MaxBots/numShards)}
 	for i := range s.shards {
-		s.shards[i].bots = make(map[string]*botRow, botsPerShard)
+		s.shards[i].bots = make(map[string]*botRow, min(s.perShard, 64))
 	}
 	s.clock.Store(time.Now().UnixNano())
 	if o.Clock > 0 {
@@ -303,7 +310,7 @@ func (s *Stats) Record(e *Event) {
 // fewest requests when the shard is full. The caller holds sh.mu.
 func (s *Stats) newRow(sh *shard, e *Event) *botRow {
 	var b *botRow
-	if len(sh.bots) >= botsPerShard {
+	if len(sh.bots) >= s.perShard {
 		for _, r := range sh.bots {
 			if b == nil || r.total < b.total || r.total == b.total && r.last < b.last {
 				b = r

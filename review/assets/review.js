@@ -6,7 +6,7 @@
   const embedded = $("data");
   const live = !embedded;
   let view = null;
-  const state = { zone: "", classes: null, search: "", sort: "total", dir: -1 };
+  const state = { zone: "", classes: null, search: "", sort: "total", dir: -1, range: live ? 3600 : 0 };
 
   function el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
@@ -19,6 +19,7 @@
     return e;
   }
   const fmtTime = (s) => (s ? new Date(s).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC") : "");
+  const fmtShort = (s) => (s ? new Date(s).toISOString().slice(5, 19).replace("T", " ") : "");
   const total = (b) => b.allowed + b.refused + b.throttled + b.blocked;
 
   function zones() {
@@ -88,6 +89,13 @@
           arr.forEach((v, i) => (sum[o][i] += v));
         }
       }
+    }
+    // Keep the last part of the series that the range selects.
+    const keep = state.range > 0 ? Math.min(points, Math.ceil(state.range / step)) : points;
+    if (start && keep < points) {
+      start = new Date(Date.parse(start) + (points - keep) * step * 1000).toISOString();
+      for (const o of outcomes) if (sum[o]) sum[o] = sum[o].slice(points - keep);
+      points = keep;
     }
     const kids = [];
     let maxY = 1;
@@ -159,12 +167,12 @@
     const verified = el("td", {}, b.verification ? el("span", { class: "badge " + b.verification }, b.verification) : "");
     const rules = el("ul", {}, ...(b.rules || []).map((r) => el("li", {}, ruleLink(z, r), ` ×${r.count}`)));
     const paths = el("ul", {}, ...(b.paths || []).map((p) => el("li", {}, el("code", {}, p.path), ` ×${p.count}`)));
-    const robots = b.robots_reads ? `${b.robots_reads}×, last ${fmtTime(b.robots_at)}` : "never";
+    const robots = b.robots_reads ? `${b.robots_reads}×, last ${fmtShort(b.robots_at)}` : "never";
     const tr = el("tr", { "data-key": b.key, "data-class": b.class, "data-zone": z.zone },
       name, el("td", {}, b.operator || ""), el("td", {}, b.class), verified,
       ...outcomes.map((o) => el("td", { class: "num " + o }, b[o].toLocaleString("en"))),
       el("td", { class: "num" }, b.violations.toLocaleString("en")), el("td", {}, robots),
-      el("td", {}, rules), el("td", {}, paths), el("td", {}, fmtTime(b.last)));
+      el("td", {}, rules), el("td", {}, paths), el("td", { title: fmtTime(b.last) }, fmtShort(b.last)));
     if (b.read_ignored) tr.classList.add("ignored");
     return tr;
   }
@@ -250,6 +258,8 @@
     render();
   }
 
+  $("range").value = String(state.range);
+  $("range").addEventListener("change", (e) => { state.range = Number(e.target.value); render(); });
   $("zone").addEventListener("change", (e) => { state.zone = e.target.value; render(); });
   $("search").addEventListener("input", (e) => { state.search = e.target.value; render(); });
   for (const th of document.querySelectorAll("#bots th[data-key]"))
