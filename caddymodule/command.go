@@ -228,16 +228,24 @@ func checkBatch(in io.Reader, out io.Writer) error {
 
 func lintCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "lint FILE",
-		Short: "Reports problems in a robots.txt file",
+		Use:   "lint FILE|-",
+		Short: "Reports problems in a robots.txt file (- reads standard input)",
 		Args:  cobra.ExactArgs(1),
 	}
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
-		data, err := os.ReadFile(args[0])
+		name := args[0]
+		var data []byte
+		var err error
+		if name == "-" {
+			name = "stdin"
+			data, err = io.ReadAll(cmd.InOrStdin())
+		} else {
+			data, err = os.ReadFile(name)
+		}
 		if err != nil {
 			return err
 		}
-		return lint(cmd.OutOrStdout(), args[0], data)
+		return lint(cmd.OutOrStdout(), name, data)
 	})
 	return c
 }
