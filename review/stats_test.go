@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,10 +163,10 @@ func TestTopK(t *testing.T) {
 // TestBounded: a flood of invented User-Agents (each its own product
 // token) keeps the table within MaxBots rows, the totals exact, and the
 // memory bounded; the statistics' heap is logged. 1,000,000 User-Agents
-// (100,000 under -short).
+// (100,000 under -short or the race detector).
 func TestBounded(t *testing.T) {
 	n := 1_000_000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 100_000
 	}
 	runtime.GC()
@@ -326,5 +327,46 @@ func TestViewer(t *testing.T) {
 	want := []string{"GET /robots_guard/", "GET /robots_guard/stats?zone=a", "GET /robots_guard/robots?zone=a&version=b", `POST /robots_guard/unblock {"ip":"192.0.2.1"}`}
 	if fmt.Sprint(calls) != fmt.Sprint(want) {
 		t.Errorf("admin calls %q, want %q", calls, want)
+	}
+}
+
+// TestRecordConcurrent: goroutines recording at once lose no count (the
+// race detector checks the rest).
+func TestRecordConcurrent(t *testing.T) {
+	s := New(Options{})
+	const workers, each = 8, 2000
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				e := Event{Time: t0, Token: fmt.Sprintf("bot%d", i%50), Class: uaclass.OtherBot, Outcome: Outcome(w % 4), Path: "/x"}
+				if i%3 == 0 {
+					e = Event{Time: t0, Class: uaclass.Browser, Outcome: Allowed, Path: "/"}
+				}
+				s.Record(&e)
+			}
+		}()
+	}
+	wg.Wait()
+	v := s.View("z", t0)
+	var total uint64
+	for _, b := range v.Bots {
+		total += b.Allowed + b.Refused + b.Throttled + b.Blocked
+	}
+	if total != workers*each {
+		t.Errorf("counted %d of %d", total, workers*each)
+	}
+	var series uint64
+	for _, byOutcome := range v.Series.Classes {
+		for _, arr := range byOutcome {
+			for _, x := range arr {
+				series += uint64(x)
+			}
+		}
+	}
+	if series != workers*each {
+		t.Errorf("series counted %d of %d", series, workers*each)
 	}
 }
