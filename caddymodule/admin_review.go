@@ -3,11 +3,14 @@ package caddymodule
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/review"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -71,8 +74,9 @@ func liveView(only string, now time.Time) review.View {
 // observe is the handler's one call after a decision: it counts the
 // decision in the zone's live statistics and sets the placeholders
 // {http.robots_guard.action}, .reason, .rule, .class and .token for access
-// logs and handle_errors routes. It does not allocate for a bot already
-// tracked (see BenchmarkServeHTTP).
+// logs and handle_errors routes. The statistics do not allocate for a bot
+// already tracked; the placeholders take two small allocations per request
+// (see BenchmarkObserve).
 func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Decision, snap *snapshot) {
 	e := review.Event{
 		Time:        time.Now(),
@@ -94,55 +98,69 @@ func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Deci
 	}
 	h.shared.stats.Record(&e)
 
-	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	// The placeholders: one provider per request, registered by the first
+	// robots_guard handler the request meets and found again in the
+	// request's vars by the next, so the last decision is the one they
+	// show. Setting five static values instead would take the replacer's
+	// lock five times and grow its map on every request.
+	ctx := r.Context()
+	p, _ := caddyhttp.GetVar(ctx, placeholdersVar).(*placeholders)
+	if p == nil {
+		repl, ok := ctx.Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+		if !ok {
+			return
+		}
+		p = new(placeholders)
+		repl.Map(p.lookup)
+		caddyhttp.SetVar(ctx, placeholdersVar, p)
+	}
+	p.action, p.reason, p.class, p.rule, p.token = d.Action, d.Reason, req.UA.Class, d.Rule, req.UA.Token()
+}
+
+// placeholdersVar is the request variable that holds a request's
+// placeholders.
+const placeholdersVar = "robots_guard.placeholders"
+
+// placeholders are the values of {http.robots_guard.action}, .reason,
+// .rule, .class and .token for one request.
+type placeholders struct {
+	action enforce.Action
+	reason enforce.Reason
+	class  uaclass.Class
+	rule   *policy.Rule
+	token  string
+}
+
+// lookup is the replacer's provider of the placeholders. The reason of an
+// ordinary request is "none", as in the report; the rule and the token
+// are "" when there are none.
+func (p *placeholders) lookup(key string) (any, bool) {
+	name, ok := strings.CutPrefix(key, "http.robots_guard.")
 	if !ok {
-		return
+		return nil, false
 	}
-	// Values that are boxed without allocating: one-byte Stringers,
-	// pre-boxed reasons, pointer-shaped Stringers.
-	repl.Set("http.robots_guard.action", d.Action)
-	repl.Set("http.robots_guard.reason", reasonValue(d.Reason))
-	repl.Set("http.robots_guard.class", req.UA.Class)
-	// Unset placeholders would stay as written in a respond body, so the
-	// rule and token are "" when there are none.
-	var rule, token any = "", ""
-	if d.Rule != nil {
-		rule = d.Rule
+	switch name {
+	case "action":
+		return p.action.String(), true
+	case "reason":
+		if p.reason == enforce.ReasonNone {
+			return "none", true
+		}
+		return string(p.reason), true
+	case "rule":
+		if p.rule == nil {
+			return "", true
+		}
+		return p.rule.String(), true
+	case "class":
+		return p.class.String(), true
+	case "token":
+		return p.token, true
 	}
-	if len(req.UA.Tokens) > 0 {
-		token = tokenRef{&req.UA.Tokens[0]}
-	}
-	repl.Set("http.robots_guard.rule", rule)
-	repl.Set("http.robots_guard.token", token)
+	return nil, false
 }
 
-// reasonValues holds the reasons boxed once, so that setting a placeholder
-// does not allocate; ReasonNone reads "none", as in the report.
-var reasonValues = func() map[enforce.Reason]any {
-	m := map[enforce.Reason]any{}
-	for _, r := range cachedReasons {
-		m[r] = string(r)
-	}
-	m[enforce.ReasonNone] = "none"
-	return m
-}()
-
-func reasonValue(r enforce.Reason) any {
-	if v, ok := reasonValues[r]; ok {
-		return v
-	}
-	return string(r)
+// String says what a request's robots_guard variable holds.
+func (p *placeholders) String() string {
+	return p.action.String() + " " + string(p.reason)
 }
-
-// tokenRef is a product token as a pointer-shaped Stringer: it boxes into
-// an interface without allocating.
-type tokenRef struct{ p *string }
-
-// String returns the token.
-func (t tokenRef) String() string { return *t.p }
-
-// Interface guards
-var (
-	_ fmt.Stringer = tokenRef{}
-	_ fmt.Stringer = uaclass.Class(0)
-)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/spf13/cobra"
 
 	"github.com/robotsguard/robotsguard/enforce"
@@ -202,9 +203,9 @@ http://localhost:9080 {
 }
 
 // BenchmarkObserve measures the handler's one call after a decision (the
-// statistics and the placeholders) with a fresh replacer per request, as
-// Caddy makes one per request: "replacer only" is that cost alone, so the
-// difference is observe's.
+// statistics and the placeholders) on a fresh replacer and request vars,
+// made as Caddy makes them for each request: "replacer only" is that cost
+// alone, so the difference is observe's.
 func BenchmarkObserve(b *testing.B) {
 	dir := b.TempDir()
 	robots := filepath.Join(dir, "robots.txt")
@@ -231,7 +232,11 @@ func BenchmarkObserve(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				rr := r.WithContext(context.WithValue(context.Background(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
+				repl := caddy.NewReplacer()
+				repl.Map(func(string) (any, bool) { return nil, false }) // as caddyhttp adds its provider
+				ctx := context.WithValue(context.Background(), caddy.ReplacerCtxKey, repl)
+				ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{caddyhttp.TrustedProxyVarKey: false, caddyhttp.ClientIPVarKey: "192.0.2.1"})
+				rr := r.WithContext(ctx)
 				if withObserve {
 					h.observe(rr, &req, &d, snap)
 				}

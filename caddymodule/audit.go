@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -74,7 +75,7 @@ Exit status: 0 when the audit ran (findings or not), 1 when it could not
 		var robots []byte
 		var err error
 		if robotsFile == "" && root != "" {
-			robotsFile = root + string(os.PathSeparator) + "robots.txt"
+			robotsFile = filepath.Join(root, "robots.txt")
 		}
 		if robotsFile != "" {
 			if robots, err = os.ReadFile(robotsFile); err != nil {

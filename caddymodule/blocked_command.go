@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/review"
 )
 
@@ -173,7 +174,7 @@ Lifts every block of IP (the whole IP's and each of its tokens') in every
 zone, or in --zone, and forgets its strikes and offenses, through the
 admin API (POST /robots_guard/unblock {"ip": "...", "zone": "..."}).
 
-Output: "IP: N block(s) lifted; its strikes and offenses are forgotten".
+Output: "IP: N blocks lifted; its strikes and offenses are forgotten".
 ` + adminExitCodes,
 		Example: `  caddy robots unblock 203.0.113.7
   caddy robots unblock 2001:db8::7 --zone shop --address localhost:2019`,
@@ -193,7 +194,7 @@ Output: "IP: N block(s) lifted; its strikes and offenses are forgotten".
 		if err := adminRequest(cmd, "POST", "/robots_guard/unblock", unblockRequest{IP: ip.String(), Zone: zone}, &ans); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d block(s) lifted; its strikes and offenses are forgotten\n", ans.IP, ans.Lifted)
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s lifted; its strikes and offenses are forgotten\n", ans.IP, report.Plural(ans.Lifted, "block"))
 		return nil
 	})
 	return c
