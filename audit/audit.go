@@ -148,25 +148,35 @@ func WriteText(w io.Writer, fs []Finding) {
 			fmt.Fprintf(w, "  fix: %s\n", f.Fix)
 		}
 	}
-	if len(fs) == 1 {
-		fmt.Fprintln(w, "1 finding")
-	} else {
-		fmt.Fprintf(w, "%d findings\n", len(fs))
+	fmt.Fprintln(w, plural(len(fs), "finding", "findings"))
+}
+
+// plural returns "1 page" or "2 pages".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
 	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // WriteCrawl prints what a crawl could not do, so that findings over a
 // partial crawl are not taken for the whole story: refusals, the page cap,
 // an early stop and the links left alone because robots.txt disallows them.
 func WriteCrawl(w io.Writer, c *Crawl, maxPages int) {
-	fmt.Fprintf(w, "crawl: %d pages read in %d requests", len(c.Site.Pages), c.Requests)
+	fmt.Fprintf(w, "crawl: %s read in %s", plural(len(c.Site.Pages), "page", "pages"), plural(c.Requests, "request", "requests"))
 	if c.Disallowed > 0 {
-		fmt.Fprintf(w, "; %d links not followed because robots.txt disallows them", c.Disallowed)
+		fmt.Fprintf(w, "; %s not followed because robots.txt disallows them", plural(c.Disallowed, "link", "links"))
+	}
+	if c.NotPages > 0 {
+		fmt.Fprintf(w, "; %s not an HTML page", plural(c.NotPages, "answer was", "answers were"))
 	}
 	fmt.Fprintln(w)
+	if len(c.Site.Pages) == 0 && c.FirstNotPage != "" {
+		fmt.Fprintf(w, "warning: no page could be read: %s\n", c.FirstNotPage)
+	}
 	WriteUnread(w, c.Site, maxPages)
 	if len(c.Refusals) > 0 {
-		fmt.Fprintf(w, "warning: the site refused %d of %d requests; the findings cover only the pages read:\n", len(c.Refusals), c.Requests)
+		fmt.Fprintf(w, "warning: the site refused %d of %s; the findings cover only the pages read:\n", len(c.Refusals), plural(c.Requests, "request", "requests"))
 		for i, r := range c.Refusals {
 			if i == 10 {
 				fmt.Fprintf(w, "  ... and %d more\n", len(c.Refusals)-10)

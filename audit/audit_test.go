@@ -298,3 +298,24 @@ func copyTree(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestCrawlNoPages: a site whose pages are not HTML (an empty 200, as a
+// misrouted proxy gives) is reported, not taken for a site without
+// problems.
+func TestCrawlNoPages(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
+		}
+	}))
+	defer srv.Close()
+	c, err := CrawlSite(srv.URL, CrawlOptions{Delay: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	WriteCrawl(&out, c, 1000)
+	if want := "crawl: 0 pages read in 2 requests; 1 answer was not an HTML page\nwarning: no page could be read: / answered 200 OK with Content-Type \"\"\n"; out.String() != want {
+		t.Errorf("got %q\nwant %q", out.String(), want)
+	}
+}

@@ -57,6 +57,11 @@ type Crawl struct {
 	Disallowed int
 	// Requests counts the HTTP requests made, robots.txt included.
 	Requests int
+	// NotPages counts the answers that were not an HTML page (another
+	// status than 200, or another Content-Type); FirstNotPage describes the
+	// first, for when no page could be read at all.
+	NotPages     int
+	FirstNotPage string
 	// Stopped says why the crawl ended early, or "".
 	Stopped string
 }
@@ -171,8 +176,12 @@ func CrawlSite(base string, o CrawlOptions) (*Crawl, error) {
 			}
 			continue
 		}
-		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/html") {
 			resp.Body.Close()
+			if c.NotPages == 0 {
+				c.FirstNotPage = fmt.Sprintf("%s answered %s with Content-Type %q", p, resp.Status, ct)
+			}
+			c.NotPages++
 			report(p)
 			continue
 		}
