@@ -63,7 +63,7 @@ func (s *series) view(end time.Time) SeriesView {
 	v := SeriesView{Start: time.Unix(0, first*s.step).UTC(), Step: time.Duration(s.step).Seconds(), Points: s.slots, Classes: map[string]map[string][]uint32{}}
 	for c := range numClasses {
 		var arrays [numOutcomes][]uint32
-		any := false
+		seen := false
 		for n := first; n <= last; n++ {
 			slot := int(((n % int64(s.slots)) + int64(s.slots)) % int64(s.slots))
 			if n < 0 || s.stamps[slot].Load() != n+1 {
@@ -78,10 +78,10 @@ func (s *series) view(end time.Time) SeriesView {
 					arrays[o] = make([]uint32, s.slots)
 				}
 				arrays[o][n-first] = x
-				any = true
+				seen = true
 			}
 		}
-		if !any {
+		if !seen {
 			continue
 		}
 		m := map[string][]uint32{}

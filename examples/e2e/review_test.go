@@ -264,7 +264,7 @@ func TestReviewPage(t *testing.T) {
 	// Unblock lifts the trapped client's block.
 	b.run(t, "unblock", chromedp.Click(chromedp.CSS(`#blocked tr[data-ip="192.0.2.66"] button`)), chromedp.WaitVisible(chromedp.CSS(`#blocked-empty`)))
 	status := b.text(t, `#unblock-status`)
-	if !strings.Contains(status, "192.0.2.66: 1 block(s) lifted") {
+	if !strings.Contains(status, "192.0.2.66: 1 block lifted") {
 		t.Errorf("unblock status %q", status)
 	}
 	if code, _, _ := curl(t, s.front, "/", firefox, from("192.0.2.66")); code != 200 {

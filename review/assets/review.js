@@ -228,7 +228,7 @@
       const resp = await fetch("unblock", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ ip, zone }) });
       const ans = await resp.json();
       if (!resp.ok) throw new Error(ans.error || resp.statusText);
-      status.textContent = `${ans.ip}: ${ans.lifted} block(s) lifted`;
+      status.textContent = `${ans.ip}: ${ans.lifted} ${ans.lifted === 1 ? "block" : "blocks"} lifted`;
       await load();
     } catch (e) {
       status.textContent = `unblock ${ip} failed: ${e.message}`;
