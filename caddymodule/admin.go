@@ -75,7 +75,7 @@ func (a adminAPI) serve(w http.ResponseWriter, r *http.Request) error {
 		}
 		return writeJSON(w, map[string]any{"ip": ip.String(), "lifted": lifted})
 	default:
-		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("unknown endpoint %s (want /robots_guard/blocked or /robots_guard/unblock)", r.URL.Path)}
+		return a.serveReview(w, r) // admin_review.go
 	}
 }
 

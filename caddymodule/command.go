@@ -27,7 +27,7 @@ import (
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "robots",
-		Usage: "check|lint|classify|report|audit|blocked|unblock ...",
+		Usage: "check|lint|classify|report|audit|blocked|unblock|review ...",
 		Short: "Checks robots.txt rules, classifies User-Agents and reviews robots_guard logs",
 		Long: `
 The robots command works offline with robotsguard's own parser,
@@ -53,10 +53,12 @@ classifier and decision, exactly as the robots_guard handler does:
       object per User-Agent.
 
   caddy robots report [LOGFILE...]
-      Summarises robots_guard's decisions in Caddy JSON logs (standard
-      input when no file is given): totals, top bots, IPs and paths,
-      clients that read robots.txt and ignored it, an hourly histogram.
-      --json for machines.
+      Summarises robots_guard's decisions in Caddy JSON logs, rolled
+      (gzip) files and globs included (standard input when no file is
+      given): totals, top bots, IPs and paths, clients that read
+      robots.txt and ignored it, an hourly histogram, reload problems;
+      filters --since, --until, --host, --reason, --class, --token;
+      --json for machines, --html FILE for the review page.
 
   caddy robots audit --robots FILE --root DIR | --url BASE
       Finds what robots.txt cannot do on the site: noindex pages that
@@ -68,9 +70,15 @@ classifier and decision, exactly as the robots_guard handler does:
 
   caddy robots unblock IP [--address ADDR | --config FILE] [--zone NAME]
       Lifts every block of IP in a running Caddy and forgets its strikes.
+
+  caddy robots review [--listen ADDR] [--open]
+      Opens the review page of a running Caddy (what each bot did, the
+      rules it broke, a 24-hour chart, unblock buttons) in a browser.
+
+Each command's --help has examples, its output format and exit codes.
 `,
 		CobraFunc: func(cmd *cobra.Command) {
-			cmd.AddCommand(checkCommand(), lintCommand(), classifyCommand(), reportCommand(), auditCommand(), blockedCommand(), unblockCommand())
+			cmd.AddCommand(checkCommand(), lintCommand(), classifyCommand(), reportCommand(), auditCommand(), blockedCommand(), unblockCommand(), reviewCommand())
 		},
 	})
 }
@@ -542,16 +550,24 @@ func eachLine(in io.Reader, max int, fn func(line []byte, tooLong bool) error) e
 
 func lintCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "lint FILE",
-		Short: "Reports problems in a robots.txt file",
+		Use:   "lint FILE|-",
+		Short: "Reports problems in a robots.txt file (- reads standard input)",
 		Args:  cobra.ExactArgs(1),
 	}
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
-		data, err := os.ReadFile(args[0])
+		name := args[0]
+		var data []byte
+		var err error
+		if name == "-" {
+			name = "stdin"
+			data, err = io.ReadAll(cmd.InOrStdin())
+		} else {
+			data, err = os.ReadFile(name)
+		}
 		if err != nil {
 			return err
 		}
-		return lint(cmd.OutOrStdout(), args[0], data)
+		return lint(cmd.OutOrStdout(), name, data)
 	})
 	return c
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -250,66 +249,6 @@ func TestClassifyCommand(t *testing.T) {
 	}
 	if want := `{"ua":"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot","class":"ai","tokens":["chatgpt-user"],"bot":"ChatGPT-User","operator":"OpenAI","verify":"ranges","user_triggered":true}` + "\n"; out.String() != want {
 		t.Errorf("got %s", out.String())
-	}
-}
-
-// TestReport: the report summarises a log the handler wrote.
-func TestReport(t *testing.T) {
-	var log bytes.Buffer
-	entry := func(ts float64, ip, ua, class, token, uri, action, reason string, read bool) {
-		tokens := []string{}
-		if token != "" {
-			tokens = []string{token}
-		}
-		b, _ := json.Marshal(map[string]any{
-			"level": "info", "ts": ts, "logger": loggerName, "msg": "request refused",
-			"client_ip": ip, "user_agent": ua, "class": class, "tokens": tokens, "uri": uri,
-			"action": action, "reason": reason, "read_robots": read, "dry_run": false,
-		})
-		log.Write(b)
-		log.WriteByte('\n')
-	}
-	base := float64(time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC).Unix())
-	for i := 0; i < 5; i++ {
-		entry(base+float64(i), "192.0.2.1", "RogueBot/1.0", "bot", "roguebot", fmt.Sprintf("/private/%d?q=1", i), "deny", "disallowed", true)
-	}
-	entry(base+3600, "192.0.2.1", "RogueBot/1.0", "bot", "roguebot", "/trap/", "deny", "trap", true)
-	entry(base+3601, "198.51.100.2", "curl/8.0", "script", "curl", "/a", "throttle", "rate", false)
-	entry(base+3602, "198.51.100.2", "curl/8.0", "script", "curl", "/a", "allow", "rate", false)
-	log.WriteString(`{"level":"info","ts":1,"logger":"http.log.access","msg":"handled request"}` + "\nplain text line\n")
-
-	rep := newReport()
-	if err := rep.read(&log); err != nil {
-		t.Fatal(err)
-	}
-	s := rep.summary(3)
-	if s.Decisions != 8 || s.Skipped != 2 {
-		t.Errorf("decisions %d, skipped %d", s.Decisions, s.Skipped)
-	}
-	if s.ByAction["deny"] != 6 || s.ByAction["throttle"] != 1 || s.ByReason["disallowed"] != 5 || s.ByReason["trap"] != 1 || s.ByClass["bot"] != 6 {
-		t.Errorf("totals: %v %v %v", s.ByAction, s.ByReason, s.ByClass)
-	}
-	if len(s.TopBots) == 0 || s.TopBots[0].Key != "roguebot" || s.TopBots[0].Count != 6 || s.TopBots[0].Actions["deny"] != 6 {
-		t.Errorf("top bots: %+v", s.TopBots)
-	}
-	if len(s.TopIPs) == 0 || s.TopIPs[0].Key != "192.0.2.1" || !s.TopIPs[0].ReadRobots {
-		t.Errorf("top IPs: %+v", s.TopIPs)
-	}
-	if len(s.ReadIgnored) != 1 || s.ReadIgnored[0].Key != "192.0.2.1" || s.ReadIgnored[0].Violations != 6 {
-		t.Errorf("read and ignored: %+v", s.ReadIgnored)
-	}
-	if len(s.TopPaths) != 3 || s.TopPaths[0].Key != "/a" || s.TopPaths[0].Count != 2 {
-		t.Errorf("top paths: %+v", s.TopPaths)
-	}
-	if len(s.Hourly) != 2 || s.Hourly[0].Count != 5 || s.Hourly[1].Count != 3 || s.Hourly[0].Hour.Hour() != 10 {
-		t.Errorf("hourly: %+v", s.Hourly)
-	}
-	var text bytes.Buffer
-	s.writeText(&text)
-	for _, want := range []string{"robots_guard report: 8 decisions from 2026-11-30 10:15:00", "by action: deny 6, allow 1, throttle 1", "roguebot", "read robots.txt, then ignored it:\n  192.0.2.1", "2026-11-30 10:00"} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("text report lacks %q:\n%s", want, text.String())
-		}
 	}
 }
 

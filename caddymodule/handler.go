@@ -392,8 +392,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	d, canonURL, nonCanonical, normal := v.Decision, v.canonURL, v.nonCanonical, req.Target.Normal
 	h.metrics.decision(&d, req.UA.Class)
+	h.observe(r, &req, &d, snap) // admin_review.go: live statistics, placeholders
 	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
-		h.logDecision(&req, &d, ua, r)
+		h.logDecision(&req, &d, ua, r, snap)
 	}
 	if d.Enforced() {
 		if d.Action == enforce.Tarpit {

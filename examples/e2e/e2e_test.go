@@ -97,6 +97,7 @@ type options struct {
 	backend    string // "reverse_proxy" (default) or "file_server"
 	trustProxy bool   // trust X-Forwarded-For from loopback
 	robotsPath string // where the site's robots.txt lives; "" for site/robots.txt
+	admin      string // admin API address; "" keeps the admin API off
 }
 
 func freePort(t *testing.T) int {
@@ -156,8 +157,12 @@ func start(t *testing.T, o options) *server {
 	if o.backend == "file_server" {
 		handler = fmt.Sprintf("root * %s\n\tfile_server", filepath.Join(dir, "site"))
 	}
+	admin := "off"
+	if o.admin != "" {
+		admin = o.admin
+	}
 	cfg := fmt.Sprintf(`{
-	admin off
+	admin %s
 	auto_https off
 	log robots_guard {
 		output file %s
@@ -181,7 +186,7 @@ func start(t *testing.T, o options) *server {
 	root * %s
 	file_server
 }
-`, s.moduleLog, servers, front, s.robots, o.guard, handler, back, filepath.Join(dir, "site"))
+`, admin, s.moduleLog, servers, front, s.robots, o.guard, handler, back, filepath.Join(dir, "site"))
 	cfgPath := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
