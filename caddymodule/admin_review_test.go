@@ -256,7 +256,7 @@ func TestLintStdin(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != "stdin:2: warning: misspelled field \"Diasllow\" read as \"Disallow\"\n" {
+	if out.String() != "stdin:2: warning: misspelled field \"Diasllow\" read as \"Disallow\" [typo]\n" {
 		t.Errorf("got %q", out.String())
 	}
 }
