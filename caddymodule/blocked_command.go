@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/netip"
 	"net/url"
 	"slices"
 	"text/tabwriter"
@@ -92,30 +91,40 @@ func blockedCommand() *cobra.Command {
 func writeBlocked(w io.Writer, zones map[string][]enforce.BlockedClient, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ZONE\tIP\tTOKEN\tBLOCKED FOR\tOFFENCES\tREAD ROBOTS.TXT")
-	n := 0
+	n, dry := 0, 0
 	for _, zone := range slices.Sorted(maps.Keys(zones)) {
 		for _, b := range zones[zone] {
 			token := b.Token
 			if token == "" {
 				token = "(whole IP)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%v\n", zone, b.IP, token, b.Until.Sub(now).Round(time.Second), b.Offenses, b.ReadRobots)
-			n++
+			until := b.Until.Sub(now).Round(time.Second).String()
+			if b.DryRun {
+				until += " (dry run: not enforced)"
+				dry++
+			} else {
+				n++
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%v\n", zone, b.IP, token, until, b.Offenses, b.ReadRobots)
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d blocked\n", n)
+	fmt.Fprintf(w, "%d blocked", n)
+	if dry > 0 {
+		fmt.Fprintf(w, ", %d more in dry run (not enforced)", dry)
+	}
+	fmt.Fprintln(w)
 }
 
 func unblockCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "unblock IP [--address ADDR | --config FILE] [--zone NAME]",
-		Short: "Lifts every block of a client IP in a running Caddy's robots_guard",
+		Use:   "unblock IP|CIDR [--address ADDR | --config FILE] [--zone NAME]",
+		Short: "Lifts every block of a client IP, or of an IP range, in a running Caddy's robots_guard",
 		Args:  cobra.ExactArgs(1),
 	}
 	adminFlags(c)
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
-		ip, err := netip.ParseAddr(args[0])
+		p, err := parseUnblock(args[0])
 		if err != nil {
 			return fmt.Errorf("IP: %v", err)
 		}
@@ -124,7 +133,7 @@ func unblockCommand() *cobra.Command {
 			IP     string `json:"ip"`
 			Lifted int    `json:"lifted"`
 		}
-		if err := adminRequest(cmd, "POST", "/robots_guard/unblock", unblockRequest{IP: ip.String(), Zone: zone}, &ans); err != nil {
+		if err := adminRequest(cmd, "POST", "/robots_guard/unblock", unblockRequest{IP: p.String(), Zone: zone}, &ans); err != nil {
 			return err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d block(s) lifted; its strikes and offences are forgotten\n", ans.IP, ans.Lifted)

@@ -41,7 +41,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    rate             <class> <duration>
 //	    burst            <n>
 //	    grace            <n>
-//	    strikes          <n>
+//	    strikes          <n> [<per address>]
 //	    window           <duration>
 //	    cooldown         <duration> [<max duration>]
 //	    tarpit           <duration> [<max held>]
@@ -59,7 +59,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        ranges         <token> <file>
 //	    }
 //	    bot              <token> <class> <match phrase...>
+//	    ipv4_prefix      <bits>
+//	    ipv6_prefix      <bits>
 //	    max_clients      <n>
+//	    max_blocks       <n>
 //	    state_ttl        <duration>
 //	    ua_cache         <bytes>
 //	    zone             <name>
@@ -161,7 +164,25 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "grace":
 			h.Grace, err = intArg(d, opt, -1)
 		case "strikes":
-			h.Strikes, err = intArg(d, opt, 1)
+			args := d.RemainingArgs()
+			if len(args) < 1 || len(args) > 2 {
+				return d.Errf("robots_guard: strikes: want <n> [<per address>], got %d arguments", len(args))
+			}
+			for i, a := range args {
+				n, cerr := strconv.Atoi(a)
+				if cerr != nil || n < 1 {
+					return d.Errf("robots_guard: strikes: '%s' is not a whole number of at least 1", a)
+				}
+				if i == 0 {
+					h.Strikes = n
+				} else {
+					h.AddressStrikes = n
+				}
+			}
+		case "ipv4_prefix":
+			h.IPv4Prefix, err = prefixArg(d, opt, 32)
+		case "ipv6_prefix":
+			h.IPv6Prefix, err = prefixArg(d, opt, 128)
 		case "window":
 			h.Window, err = durationArg(d, opt)
 		case "cooldown":
@@ -248,6 +269,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.Bots = append(h.Bots, b)
 		case "max_clients":
 			h.MaxClients, err = intArg(d, opt, 1)
+		case "max_blocks":
+			h.MaxBlocks, err = intArg(d, opt, 1)
 		case "state_ttl":
 			h.StateTTL, err = durationArg(d, opt)
 		case "ua_cache":
@@ -416,6 +439,19 @@ func intArg(d *caddyfile.Dispenser, opt string, least int) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < least {
 		return 0, d.Errf("robots_guard: %s: '%s' is not a whole number of at least %d", opt, s, least)
+	}
+	return n, nil
+}
+
+// prefixArg reads a prefix length between 1 and most.
+func prefixArg(d *caddyfile.Dispenser, opt string, most int) (int, error) {
+	s, err := oneArg(d)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > most {
+		return 0, d.Errf("robots_guard: %s: '%s' is not a prefix length between 1 and %d", opt, s, most)
 	}
 	return n, nil
 }

@@ -40,7 +40,9 @@ func TestCaddyfileOptions(t *testing.T) {
 		rate script 500ms
 		burst 4
 		grace 2
-		strikes 7
+		strikes 7 12
+		ipv4_prefix 24
+		ipv6_prefix 56
 		window 5m
 		cooldown 10m 12h
 		tarpit 20s 50
@@ -58,6 +60,7 @@ func TestCaddyfileOptions(t *testing.T) {
 		}
 		bot acmebot monitor AcmeBot "Acme Check"
 		max_clients 5000
+		max_blocks 800
 		state_ttl 2h
 		ua_cache 1048576
 		zone shop
@@ -79,7 +82,7 @@ func TestCaddyfileOptions(t *testing.T) {
 		Sitemaps:     []string{"https://example.com/sitemap.xml"},
 		CrawlDelay:   caddy.Duration(2 * time.Second),
 		Rates:        map[string]caddy.Duration{"ai": caddy.Duration(5 * time.Second), "script": caddy.Duration(500 * time.Millisecond)},
-		Burst:        4, Grace: 2, Strikes: 7,
+		Burst:        4, Grace: 2, Strikes: 7, AddressStrikes: 12, IPv4Prefix: 24, IPv6Prefix: 56,
 		Window:   caddy.Duration(5 * time.Minute),
 		Cooldown: caddy.Duration(10 * time.Minute), MaxCooldown: caddy.Duration(12 * time.Hour),
 		Tarpit: caddy.Duration(20 * time.Second), TarpitMax: 50,
@@ -91,7 +94,7 @@ func TestCaddyfileOptions(t *testing.T) {
 			TTL: caddy.Duration(30 * time.Minute), Ranges: map[string]string{"gptbot": "/etc/caddy/gptbot.json"},
 		},
 		Bots:       []uaclass.Bot{{Token: "acmebot", Class: uaclass.Monitor, Name: "acmebot", Match: []string{"AcmeBot", "Acme Check"}, Source: "config"}},
-		MaxClients: 5000, StateTTL: caddy.Duration(2 * time.Hour), UACacheBytes: 1 << 20, Zone: "shop",
+		MaxClients: 5000, MaxBlocks: 800, StateTTL: caddy.Duration(2 * time.Hour), UACacheBytes: 1 << 20, Zone: "shop",
 		DenyStatus: 404, DenyBody: "Not here", ThrottleStatus: 503,
 		LogAllowed: 0.01,
 		IndexRules: []IndexRule{
@@ -143,6 +146,11 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"robots_guard {\n burst 0\n}", "robots_guard: burst: '0' is not a whole number of at least 1, at Testfile:2"},
 		{"robots_guard {\n grace -2\n}", "robots_guard: grace: '-2' is not a whole number of at least -1, at Testfile:2"},
 		{"robots_guard {\n strikes many\n}", "robots_guard: strikes: 'many' is not a whole number of at least 1, at Testfile:2"},
+		{"robots_guard {\n strikes 5 0\n}", "robots_guard: strikes: '0' is not a whole number of at least 1, at Testfile:2"},
+		{"robots_guard {\n strikes 5 10 15\n}", "robots_guard: strikes: want <n> [<per address>], got 3 arguments, at Testfile:2"},
+		{"robots_guard {\n ipv4_prefix 33\n}", "robots_guard: ipv4_prefix: '33' is not a prefix length between 1 and 32, at Testfile:2"},
+		{"robots_guard {\n ipv6_prefix /64\n}", "robots_guard: ipv6_prefix: '/64' is not a prefix length between 1 and 128, at Testfile:2"},
+		{"robots_guard {\n max_blocks 0\n}", "robots_guard: max_blocks: '0' is not a whole number of at least 1, at Testfile:2"},
 		{"robots_guard {\n window 0s\n}", "robots_guard: window: invalid duration '0s', at Testfile:2"},
 		{"robots_guard {\n cooldown\n}", "robots_guard: cooldown: want <duration> [<max duration>], got 0 arguments, at Testfile:2"},
 		{"robots_guard {\n cooldown 1h 1m\n}", "robots_guard: cooldown: max 1m is shorter than 1h, at Testfile:2"},

@@ -22,6 +22,7 @@ func FuzzCaddyfile(f *testing.F) {
 		"bot acme monitor Acme \"Acme Check\"",
 		"x_robots_tag /a googlebot: noindex \"max-snippet:0\"",
 		"deny 404 \"gone\"\nthrottle 503\ntarpit 10s 5",
+		"strikes 5 10\nipv4_prefix 24\nipv6_prefix 64\nmax_blocks 10",
 		"{\n}\n}",
 	} {
 		f.Add(s)

@@ -84,9 +84,23 @@ type Handler struct {
 	// 429s. Default: 1; -1 for none.
 	Grace int `json:"grace,omitempty"`
 
-	// Strikes is how many violations within Window block a client.
-	// Default: 5.
+	// Strikes is how many strikes within Window block a client (address
+	// prefix and token): a request for a disallowed path is one, and so is
+	// a Retry-After window through which the client keeps exceeding its
+	// rate (parallel requests and immediate retries count once; a client
+	// that waits out Retry-After gets none). Default: 5.
 	Strikes int `json:"strikes,omitempty"`
+
+	// AddressStrikes is how many strikes within Window, over all the tokens
+	// of one address prefix, block the whole address, so that rotating
+	// User-Agents does not dodge the ladder. Default: twice Strikes.
+	AddressStrikes int `json:"address_strikes,omitempty"`
+
+	// IPv4Prefix and IPv6Prefix are the prefix lengths by which clients are
+	// tracked, as caddy-ratelimit does: a client blocked or throttled at
+	// one address stays so anywhere in its prefix. Defaults: 32 and 64.
+	IPv4Prefix int `json:"ipv4_prefix,omitempty"`
+	IPv6Prefix int `json:"ipv6_prefix,omitempty"`
 
 	// Window is the span in which strikes count. Default: 10m.
 	Window caddy.Duration `json:"window,omitempty"`
@@ -127,7 +141,9 @@ type Handler struct {
 	// AllowIPs are IP ranges (CIDR or single IPs) that are never refused.
 	AllowIPs []string `json:"allow_ips,omitempty"`
 
-	// AllowTokens are robots.txt product tokens that are never refused.
+	// AllowTokens are robots.txt product tokens exempt from the robots.txt
+	// rules and rates. A token is a claim any client can make: it never
+	// lifts a trap, an address block, or a bad-agent or impostor refusal.
 	AllowTokens []string `json:"allow_tokens,omitempty"`
 
 	// Verify configures verification of clients that claim to be known
@@ -137,8 +153,14 @@ type Handler struct {
 	// Bots adds entries to the bot database or overrides them by token.
 	Bots []uaclass.Bot `json:"bots,omitempty"`
 
-	// MaxClients bounds the per-client state. Default: 100000.
+	// MaxClients bounds the per-client state: the addresses (prefixes)
+	// tracked, each with up to 8 tokens. Default: 100000.
 	MaxClients int `json:"max_clients,omitempty"`
+
+	// MaxBlocks bounds the blocked addresses, kept apart from the others so
+	// that a flood of new addresses cannot evict blocks; beyond it, new
+	// blocks are dropped and counted. Default: MaxClients.
+	MaxBlocks int `json:"max_blocks,omitempty"`
 
 	// StateTTL is how long an idle client is remembered. Default: 1h.
 	StateTTL caddy.Duration `json:"state_ttl,omitempty"`
@@ -254,7 +276,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.Zone == "" {
 		h.Zone = "default"
 	}
-	h.shared, err = joinState(h.Zone, h.MaxClients, time.Duration(h.StateTTL))
+	h.shared, err = joinState(h.Zone, h.MaxClients, h.MaxBlocks, time.Duration(h.StateTTL))
 	if err != nil {
 		return err
 	}
@@ -293,11 +315,26 @@ func (h *Handler) engineConfig() (enforce.Config, error) {
 		Burst:                   h.Burst,
 		Grace:                   h.Grace,
 		Strikes:                 h.Strikes,
+		AddressStrikes:          h.AddressStrikes,
+		IPv4Prefix:              h.IPv4Prefix,
+		IPv6Prefix:              h.IPv6Prefix,
 		Window:                  time.Duration(h.Window),
 		Cooldown:                time.Duration(h.Cooldown),
 		MaxCooldown:             time.Duration(h.MaxCooldown),
 		EscalateVerifiedSearch:  h.EscalateVerifiedSearch,
 		Tarpit:                  time.Duration(h.Tarpit),
+	}
+	if h.IPv4Prefix < 0 || h.IPv4Prefix > 32 {
+		return cfg, fmt.Errorf("ipv4_prefix: %d is not an IPv4 prefix length (1-32)", h.IPv4Prefix)
+	}
+	if h.IPv6Prefix < 0 || h.IPv6Prefix > 128 {
+		return cfg, fmt.Errorf("ipv6_prefix: %d is not an IPv6 prefix length (1-128)", h.IPv6Prefix)
+	}
+	if h.AddressStrikes < 0 {
+		return cfg, fmt.Errorf("address_strikes: must not be negative, got %d", h.AddressStrikes)
+	}
+	if h.MaxBlocks < 0 {
+		return cfg, fmt.Errorf("max_blocks: must not be negative, got %d", h.MaxBlocks)
 	}
 	switch h.Mode {
 	case "", "enforce":
@@ -494,6 +531,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	d := h.engine.Decide(&req, snap.policy)
 	h.metrics.decision(&d, req.UA.Class)
+	if d.BlockDropped {
+		h.metrics.blockDropped(h.Zone)
+	}
 	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
 		h.logDecision(&req, &d, ua, r)
 	}

@@ -22,6 +22,7 @@ type metrics struct {
 	blocked   *prometheus.GaugeVec
 	held      prometheus.Gauge
 	overflow  prometheus.Counter
+	dropped   *prometheus.CounterVec
 	// counters caches the children of decisions by action, reason (its
 	// place in cachedReasons) and class, filled on first use, so that
 	// counting a decision on the hot path takes no lock and hashes no
@@ -36,7 +37,7 @@ type counterRef struct{ prometheus.Counter }
 // no other.
 var cachedReasons = [...]enforce.Reason{
 	enforce.ReasonNone, enforce.ReasonRobotsTxt, enforce.ReasonAllowlisted, enforce.ReasonDisallowed,
-	enforce.ReasonCrawlDelay, enforce.ReasonRate, enforce.ReasonBlockedClient, enforce.ReasonTrap,
+	enforce.ReasonCrawlDelay, enforce.ReasonRate, enforce.ReasonAddressRate, enforce.ReasonBlockedClient, enforce.ReasonTrap,
 	enforce.ReasonBadAgent, enforce.ReasonImpostor, enforce.ReasonBlockedClass, enforce.ReasonInvalid,
 }
 
@@ -69,6 +70,10 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "tarpit_full_total",
 			Help: "Tarpit decisions refused at once because tarpit_max requests were already held.",
 		}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "blocks_dropped_total",
+			Help: "Blocks not stored because the zone already held max_blocks blocked addresses (the requests were refused all the same), by zone.",
+		}, []string{"zone"}),
 	}
 	if reg == nil {
 		return m, nil
@@ -90,6 +95,9 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		return nil, err
 	}
 	if m.overflow, err = registerOrExisting(reg, m.overflow); err != nil {
+		return nil, err
+	}
+	if m.dropped, err = registerOrExisting(reg, m.dropped); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -168,4 +176,12 @@ func (m *metrics) tarpit(delta int) {
 		return
 	}
 	m.held.Add(float64(delta))
+}
+
+// blockDropped counts a block the zone's store had no room for.
+func (m *metrics) blockDropped(zone string) {
+	if m == nil {
+		return
+	}
+	m.dropped.WithLabelValues(zone).Inc()
 }
