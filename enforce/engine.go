@@ -210,6 +210,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	d.Reason, d.Violation, d.RetryAfter = reason, true, out.RetryAfter
 	switch {
 	case out.NewlyBlocked || out.AddrNewlyBlocked:
+		d.RetryAfter = 0 // the block's end says when to come back
 		d = e.refuse(d, reason, out)
 	case out.Throttled:
 		d.Action = Throttle
