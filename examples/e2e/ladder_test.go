@@ -141,7 +141,7 @@ func (s *server) decisions(t *testing.T, ua string) []decision {
 }
 
 // summary counts decisions by action and reason and lists the first
-// refusals and violations.
+// timeline of them.
 func summary(ds []decision, timeline int) string {
 	counts := map[string]int{}
 	var lines []string
@@ -151,7 +151,7 @@ func summary(ds []decision, timeline int) string {
 			key += "/" + d.reason
 		}
 		counts[key]++
-		if (d.action != "allow" || d.reason != "") && len(lines) < timeline {
+		if len(lines) < timeline {
 			line := fmt.Sprintf("  +%v %s %s", d.at, d.uri, key)
 			if d.retryAfter != "" {
 				line += " retry-after " + d.retryAfter
@@ -184,11 +184,17 @@ func checkNeverBlocked(t *testing.T, ds []decision) {
 
 // checkBlockedAfterWindows checks that a client that ignored its 429s was
 // blocked for its rate, after strikes Retry-After windows, and refused from
-// then on.
+// then on. It logs when each strike came.
 func checkBlockedAfterWindows(t *testing.T, ds []decision, strikes int) time.Duration {
 	t.Helper()
 	var firstThrottle, blockAt time.Duration = -1, -1
+	var struck []string
+	last := 0
 	for _, d := range ds {
+		if d.strikes > last {
+			struck = append(struck, fmt.Sprintf("%d at +%v", d.strikes, d.at))
+			last = d.strikes
+		}
 		if d.action == "throttle" && firstThrottle < 0 {
 			firstThrottle = d.at
 		}
@@ -206,6 +212,7 @@ func checkBlockedAfterWindows(t *testing.T, ds []decision, strikes int) time.Dur
 	if firstThrottle < 0 || blockAt < 0 {
 		t.Fatalf("throttled at %v, blocked at %v: want both", firstThrottle, blockAt)
 	}
+	t.Logf("first 429 at +%v; strikes %s; blocked at +%v", firstThrottle, strings.Join(struck, ", "), blockAt)
 	// Each strike is a 1s Retry-After window the client kept sending
 	// through; the first opened without one.
 	if took := blockAt - firstThrottle; took < time.Duration(strikes-1)*time.Second {
