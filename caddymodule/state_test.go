@@ -122,3 +122,23 @@ func TestEngineConfigOptions(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseUnblock: any argument of `caddy robots unblock` is refused or
+// read as a valid, masked prefix that contains the address given.
+func FuzzParseUnblock(f *testing.F) {
+	for _, s := range []string{"192.0.2.1", "2001:db8::1", "::ffff:10.0.0.1", "fe80::1%eth0", "2001:db8::/48", "10.1.2.3/8", "x", "", "1.2.3.4/33"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := parseUnblock(s)
+		if err != nil {
+			return
+		}
+		if !p.IsValid() || p != p.Masked() {
+			t.Fatalf("parseUnblock(%q) = %v, not a valid masked prefix", s, p)
+		}
+		if a, err := netip.ParseAddr(s); err == nil && !p.Contains(a.WithZone("").Unmap()) {
+			t.Fatalf("parseUnblock(%q) = %v does not contain the address", s, p)
+		}
+	})
+}

@@ -33,6 +33,9 @@ type BlockedClient struct {
 
 // PrefixString returns p as [BlockedClient.IP] shows it.
 func PrefixString(p netip.Prefix) string {
+	if !p.IsValid() {
+		return "(no address)" // a client whose address Caddy could not read
+	}
 	if p.IsSingleIP() {
 		return p.Addr().String()
 	}

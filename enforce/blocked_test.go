@@ -85,4 +85,20 @@ func TestPrefixString(t *testing.T) {
 			t.Errorf("PrefixString(%s) = %s, want %s", in, got, want)
 		}
 	}
+	if got := PrefixString(netip.Prefix{}); got != "(no address)" {
+		t.Errorf("PrefixString of the zero Prefix = %s", got)
+	}
+	// A client without an address (a Unix socket listener) is tracked
+	// and listed all the same.
+	clock := newClock()
+	store := NewMemoryStore(100, 0, time.Hour)
+	e, err := New(Config{Now: clock.Now, Traps: []string{"/trap/"}}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Decide(&Request{UA: classifier.Classify(uaBrowser), Target: "/trap/"}, nil)
+	if got := store.Blocked(clock.Now()); len(got) != 1 || got[0].IP != "(no address)" {
+		t.Errorf("Blocked = %+v", got)
+	}
+	expect(t, "no address, blocked", e.Decide(&Request{UA: classifier.Classify(uaBrowser), Target: "/"}, nil), Deny, ReasonBlockedClient)
 }

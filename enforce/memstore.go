@@ -66,8 +66,12 @@ func makeAddrKey(k Key) addrKey {
 	return addrKey{addr: a.As16(), bits: uint8(k.Prefix.Bits()), v4: a.Is4(), dry: k.DryRun}
 }
 
-// prefix returns the address prefix of k.
+// prefix returns the address prefix of k (the zero Prefix for a client
+// without an address).
 func (k addrKey) prefix() netip.Prefix {
+	if k.bits > 128 {
+		return netip.Prefix{}
+	}
 	a := netip.AddrFrom16(k.addr)
 	if k.v4 {
 		a = a.Unmap()
