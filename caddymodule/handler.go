@@ -154,7 +154,7 @@ type Handler struct {
 	Bots []uaclass.Bot `json:"bots,omitempty"`
 
 	// MaxClients bounds the per-client state: the addresses (prefixes)
-	// tracked, each with up to 8 tokens. Default: 100000.
+	// tracked, each with up to 4 tokens. Default: 100000.
 	MaxClients int `json:"max_clients,omitempty"`
 
 	// MaxBlocks bounds the blocked addresses, kept apart from the others so

@@ -39,7 +39,7 @@ const (
 	// replaces the least recently seen one that is not an offender. A
 	// client rotating more tokens than this loses nothing by it: its
 	// strikes and rate also count on the address.
-	maxTokens = 8
+	maxTokens = 4
 )
 
 type storeShard struct {
@@ -113,7 +113,7 @@ const DefaultMaxClients = 100_000
 const DefaultTTL = time.Hour
 
 // NewMemoryStore returns a store that tracks at most maxClients ordinary
-// addresses (DefaultMaxClients if not positive), each with up to 8 tokens,
+// addresses (DefaultMaxClients if not positive), each with up to 4 tokens,
 // and apart from them at most maxBlocks addresses with a block or a
 // remembered offence (maxClients if not positive), and that forgets
 // addresses idle for ttl (DefaultTTL if not positive) unless they are

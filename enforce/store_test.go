@@ -245,3 +245,40 @@ func TestConcurrentDecide(t *testing.T) {
 		}
 	}
 }
+
+// TestFloodTokens: addresses that each rotate many tokens stay within the
+// bound of addresses, with at most 4 token states each; the test reports
+// the bytes per address in this worst case.
+func TestFloodTokens(t *testing.T) {
+	n := 100_000
+	if raceEnabled || testing.Short() {
+		n = 20_000
+	}
+	const limit, tokens = 10_000, 10
+	store := NewMemoryStore(limit, 0, time.Hour)
+	now := time.Unix(1_800_000_000, 0)
+	names := make([]string, tokens)
+	for i := range names {
+		names[i] = fmt.Sprintf("rot%dcrawler", i)
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	op := Op{CheckAddr: true, Interval: time.Second, Burst: 3, AddrInterval: time.Second / 4, AddrBurst: 12}
+	for i := 0; i < n; i++ {
+		for _, name := range names {
+			store.Apply(Key{Prefix: prefix6(uint64(i)), Token: name}, now, op)
+		}
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if l := store.Len(); l > limit {
+		t.Fatalf("%d addresses tracked, cap %d", l, limit)
+	}
+	per := float64(after.HeapAlloc-before.HeapAlloc) / float64(store.Len())
+	t.Logf("%d addresses with %d tokens each: %d tracked (cap %d), %.0f bytes per address with its 4 token states", n, tokens, store.Len(), limit, per)
+	if per > 2048 {
+		t.Errorf("%.0f bytes per address", per)
+	}
+}
