@@ -508,6 +508,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Method: r.Method,
 		Host:   r.Host,
 	}
+	req.BrowserLike = req.UA.BrowserLike
 	req.Target, req.Invalid = requestTarget(r)
 	req.Variants = targetVariants(req.Target)
 	canonical := h.Canonical != "off" && snap.policy.HasCanonical()

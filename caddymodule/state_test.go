@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 const uaFirefoxState = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"
@@ -141,4 +144,35 @@ func FuzzParseUnblock(f *testing.F) {
 			t.Fatalf("parseUnblock(%q) = %v does not contain the address", s, p)
 		}
 	})
+}
+
+// TestBrowserLikeLimits: an unrecognised client that looks like a browser
+// (the classifier's BrowserLike) gets a browser's allowance, a page load of
+// dozens of requests, not the Crawl-delay; a bare "Mozilla/5.0" does not.
+func TestBrowserLikeLimits(t *testing.T) {
+	robots := filepath.Join(t.TempDir(), "robots.txt")
+	if err := os.WriteFile(robots, []byte("User-agent: *\nCrawl-delay: 10\nDisallow: /private/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := &Handler{Robots: robots, Zone: "browser-like", Verify: &VerifyConfig{Disabled: true}}
+	provisionHandler(t, h)
+	const novel = "Mozilla/5.0 Gecko/20100101 Foo/1.0"
+	if r := h.classifier.Classify(novel); r.Class != uaclass.Unknown || !r.BrowserLike {
+		t.Fatalf("%q classifies as %v, BrowserLike %v: the test needs an unrecognised, browser-like client", novel, r.Class, r.BrowserLike)
+	}
+	for i := 0; i < 50; i++ {
+		if code := serve(h, "192.0.2.20", novel, fmt.Sprintf("/assets/%d.css", i)); code != 200 {
+			t.Fatalf("browser-like page load, request %d: %d", i, code)
+		}
+	}
+	if code := serve(h, "192.0.2.20", novel, "/private/x"); code != 403 {
+		t.Errorf("browser-like on a disallowed path: %d", code)
+	}
+	codes := map[int]int{}
+	for i := 0; i < 10; i++ {
+		codes[serve(h, "192.0.2.21", "Mozilla/5.0", fmt.Sprintf("/assets/%d.css", i))]++
+	}
+	if codes[200] != 4 || codes[429] != 6 {
+		t.Errorf("a bare Mozilla/5.0, 10 requests: %v, want the burst of 3 and a slip served, then 429s", codes)
+	}
 }
