@@ -49,7 +49,9 @@ type Handler struct {
 	DisableServe bool `json:"disable_serve,omitempty"`
 
 	// Mode is "enforce" (default) or "dry_run": dry_run computes, logs and
-	// counts every decision but never refuses a request.
+	// counts every decision but never refuses a request. Its state is kept
+	// apart, so that after a switch to enforce nobody is refused for what
+	// dry run recorded.
 	Mode string `json:"mode,omitempty"`
 
 	// BlockClasses are User-Agent classes shut out entirely (e.g. "ai"). Their
