@@ -64,7 +64,7 @@ func liveView(only string, now time.Time) review.View {
 		zv := s.stats.View(zone, now)
 		zv.Blocked = []review.BlockedClient{}
 		for _, b := range s.store.Blocked(now) {
-			zv.Blocked = append(zv.Blocked, review.BlockedClient{IP: b.IP.String(), Token: b.Token, Until: b.Until.UTC(), Offenses: b.Offenses, ReadRobots: b.ReadRobots})
+			zv.Blocked = append(zv.Blocked, review.BlockedClient{IP: b.IP, Token: b.Token, Until: b.Until.UTC(), Offenses: b.Offenses, ReadRobots: b.ReadRobots, DryRun: b.DryRun})
 		}
 		v.Zones = append(v.Zones, zv)
 	})

@@ -295,7 +295,7 @@ func TestBlockedText(t *testing.T) {
 	}
 	out.Reset()
 	now := time.Now()
-	writeBlocked(&out, map[string][]enforce.BlockedClient{"default": {{IP: netip.MustParseAddr("192.0.2.1"), Until: now.Add(time.Minute), Offenses: 2}}}, now)
+	writeBlocked(&out, map[string][]enforce.BlockedClient{"default": {{IP: "192.0.2.1", Until: now.Add(time.Minute), Offenses: 2}}}, now)
 	if !strings.Contains(out.String(), "OFFENSES") || !strings.Contains(out.String(), "192.0.2.1  (whole IP)  1m0s") || !strings.HasSuffix(out.String(), "1 blocked\n") {
 		t.Errorf("got %q", out.String())
 	}

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -142,47 +141,63 @@ so far; each doubles the cooldown) and READ ROBOTS.TXT; then "N blocked".
 
 // writeBlocked prints the blocks of each zone as a table.
 func writeBlocked(w io.Writer, zones map[string][]enforce.BlockedClient, now time.Time) {
-	n := 0
+	total := 0
 	for _, bs := range zones {
-		n += len(bs)
+		total += len(bs)
 	}
-	if n == 0 {
+	if total == 0 {
 		fmt.Fprintln(w, "0 blocked")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ZONE\tIP\tTOKEN\tBLOCKED FOR\tOFFENSES\tREAD ROBOTS.TXT")
+	n, dry := 0, 0
 	for _, zone := range slices.Sorted(maps.Keys(zones)) {
 		for _, b := range zones[zone] {
 			token := b.Token
 			if token == "" {
 				token = "(whole IP)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%v\n", zone, b.IP, token, b.Until.Sub(now).Round(time.Second), b.Offenses, b.ReadRobots)
+			until := b.Until.Sub(now).Round(time.Second).String()
+			if b.DryRun {
+				until += " (dry run: not enforced)"
+				dry++
+			} else {
+				n++
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%v\n", zone, b.IP, token, until, b.Offenses, b.ReadRobots)
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d blocked\n", n)
+	fmt.Fprintf(w, "%d blocked", n)
+	if dry > 0 {
+		fmt.Fprintf(w, ", %d more in dry run (not enforced)", dry)
+	}
+	fmt.Fprintln(w)
 }
 
 func unblockCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "unblock IP [--address ADDR | --config FILE] [--zone NAME]",
-		Short: "Lifts every block of a client IP in a running Caddy's robots_guard",
+		Use:   "unblock IP|CIDR [--address ADDR | --config FILE] [--zone NAME]",
+		Short: "Lifts every block of a client IP, or of an IP range, in a running Caddy's robots_guard",
 		Long: `
-Lifts every block of IP (the whole IP's and each of its tokens') in every
-zone, or in --zone, and forgets its strikes and offenses, through the
-admin API (POST /robots_guard/unblock {"ip": "...", "zone": "..."}).
+Lifts every block of IP, or of every address in CIDR (the address's own
+block and each of its tokens'), in every zone, or in --zone, and forgets
+their strikes and offenses, through the admin API
+(POST /robots_guard/unblock {"ip": "...", "zone": "..."}). Clients are
+tracked by prefix (ipv4_prefix, ipv6_prefix), so an IPv6 address lifts
+the block of its /64.
 
 Output: "IP: N blocks lifted; its strikes and offenses are forgotten".
 ` + adminExitCodes,
 		Example: `  caddy robots unblock 203.0.113.7
-  caddy robots unblock 2001:db8::7 --zone shop --address localhost:2019`,
+  caddy robots unblock 2001:db8::7 --zone shop --address localhost:2019
+  caddy robots unblock 198.51.100.0/24`,
 		Args: cobra.ExactArgs(1),
 	}
 	adminFlags(c)
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
-		ip, err := netip.ParseAddr(args[0])
+		p, err := parseUnblock(args[0])
 		if err != nil {
 			return fmt.Errorf("IP: %v", err)
 		}
@@ -191,7 +206,7 @@ Output: "IP: N blocks lifted; its strikes and offenses are forgotten".
 			IP     string `json:"ip"`
 			Lifted int    `json:"lifted"`
 		}
-		if err := adminRequest(cmd, "POST", "/robots_guard/unblock", unblockRequest{IP: ip.String(), Zone: zone}, &ans); err != nil {
+		if err := adminRequest(cmd, "POST", "/robots_guard/unblock", unblockRequest{IP: p.String(), Zone: zone}, &ans); err != nil {
 			return err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s lifted; its strikes and offenses are forgotten\n", ans.IP, report.Plural(ans.Lifted, "block"))

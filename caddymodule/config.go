@@ -142,7 +142,17 @@ func (h *Handler) checkConfig() (*settings, error) {
 	if h.Strikes < 0 {
 		return nil, &configError{"strikes", errAtLeast(1, h.Strikes)}
 	}
+	if h.AddressStrikes < 0 {
+		return nil, &configError{"address_strikes", errAtLeast(1, h.AddressStrikes)}
+	}
+	if h.IPv4Prefix < 0 || h.IPv4Prefix > 32 {
+		return nil, bad("ipv4_prefix", "%d is not an IPv4 prefix length (1-32)", h.IPv4Prefix)
+	}
+	if h.IPv6Prefix < 0 || h.IPv6Prefix > 128 {
+		return nil, bad("ipv6_prefix", "%d is not an IPv6 prefix length (1-128)", h.IPv6Prefix)
+	}
 	cfg.Burst, cfg.Grace, cfg.Strikes = h.Burst, h.Grace, h.Strikes
+	cfg.AddressStrikes, cfg.IPv4Prefix, cfg.IPv6Prefix = h.AddressStrikes, h.IPv4Prefix, h.IPv6Prefix
 	for _, d := range []struct {
 		path string
 		v    caddy.Duration
@@ -202,6 +212,9 @@ func (h *Handler) checkConfig() (*settings, error) {
 	}
 	if h.MaxClients < 0 {
 		return nil, &configError{"max_clients", errAtLeast(1, h.MaxClients)}
+	}
+	if h.MaxBlocks < 0 {
+		return nil, &configError{"max_blocks", errAtLeast(1, h.MaxBlocks)}
 	}
 	if h.Zone == "" {
 		h.Zone = "default"

@@ -21,6 +21,7 @@ func FuzzCaddyfile(f *testing.F) {
 		"deny 404 \"gone\"\nthrottle 503\ntarpit 10s 5",
 		"cooldown 48h\nua_cache 4MiB\ngrace 0\nsitemap https://example.com/s.xml",
 		"verify off\nzone fuzz\nstrikes 2\nblock_class ai\nallow_token x\nallow_ip ::1",
+		"strikes 5 10\nipv4_prefix 24\nipv6_prefix 64\nmax_blocks 10",
 		"{\n}\n}",
 	} {
 		f.Add(s)

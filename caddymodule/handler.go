@@ -51,7 +51,9 @@ type Handler struct {
 	ServeRobots *bool `json:"serve_robots,omitempty"`
 
 	// Mode is "enforce" or "dry_run": dry_run computes, logs and counts
-	// every decision but never refuses a request. Default: "enforce".
+	// every decision but never refuses a request. Its state is kept apart,
+	// so that after a switch to enforce nobody is refused for what dry run
+	// recorded. Default: "enforce".
 	Mode string `json:"mode,omitempty"`
 
 	// BlockClasses are User-Agent classes shut out entirely (e.g. "ai"). Their
@@ -88,9 +90,23 @@ type Handler struct {
 	// 429s; -1 for none. Default: 1.
 	Grace int `json:"grace,omitempty"`
 
-	// Strikes is how many violations within Window block a client.
-	// Default: 5.
+	// Strikes is how many strikes within Window block a client (address
+	// prefix and token): a request for a disallowed path is one, and so is
+	// a Retry-After window through which the client keeps exceeding its
+	// rate (parallel requests and immediate retries count once; a client
+	// that waits out Retry-After gets none). Default: 5.
 	Strikes int `json:"strikes,omitempty"`
+
+	// AddressStrikes is how many strikes within Window, over all the tokens
+	// of one address prefix, block the whole address, so that rotating
+	// User-Agents does not dodge the ladder. Default: twice Strikes.
+	AddressStrikes int `json:"address_strikes,omitempty"`
+
+	// IPv4Prefix and IPv6Prefix are the prefix lengths by which clients are
+	// tracked, as caddy-ratelimit does: a client blocked or throttled at
+	// one address stays so anywhere in its prefix. Defaults: 32 and 64.
+	IPv4Prefix int `json:"ipv4_prefix,omitempty"`
+	IPv6Prefix int `json:"ipv6_prefix,omitempty"`
 
 	// Window is the span in which strikes count. Default: 10m.
 	Window caddy.Duration `json:"window,omitempty"`
@@ -140,7 +156,9 @@ type Handler struct {
 	// Default: none.
 	AllowIPs []string `json:"allow_ips,omitempty"`
 
-	// AllowTokens are robots.txt product tokens that are never refused.
+	// AllowTokens are robots.txt product tokens exempt from the robots.txt
+	// rules and rates. A token is a claim any client can make: it never
+	// lifts a trap, an address block, or a bad-agent or impostor refusal.
 	// Default: none.
 	AllowTokens []string `json:"allow_tokens,omitempty"`
 
@@ -152,8 +170,14 @@ type Handler struct {
 	// Default: the built-in database only.
 	Bots []uaclass.Bot `json:"bots,omitempty"`
 
-	// MaxClients bounds the per-client state. Default: 100000.
+	// MaxClients bounds the per-client state: the addresses (prefixes)
+	// tracked, each with up to 4 tokens. Default: 100000.
 	MaxClients int `json:"max_clients,omitempty"`
+
+	// MaxBlocks bounds the blocked addresses, kept apart from the others so
+	// that a flood of new addresses cannot evict blocks; beyond it, new
+	// blocks are dropped and counted. Default: MaxClients.
+	MaxBlocks int `json:"max_blocks,omitempty"`
 
 	// StateTTL is how long an idle client is remembered. Default: 1h.
 	StateTTL caddy.Duration `json:"state_ttl,omitempty"`
@@ -277,7 +301,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if set.verify != nil {
 		h.verifier = uaclass.NewVerifier(*set.verify)
 	}
-	h.shared, err = joinState(h.Zone, h.MaxClients, time.Duration(h.StateTTL))
+	h.shared, err = joinState(h.Zone, h.MaxClients, h.MaxBlocks, time.Duration(h.StateTTL))
 	if err != nil {
 		return err
 	}
@@ -393,6 +417,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	d, canonURL, nonCanonical, normal := v.Decision, v.canonURL, v.nonCanonical, req.Target.Normal
 	h.metrics.decision(&d, req.UA.Class)
 	h.observe(r, &req, &d, snap) // admin_review.go: live statistics, placeholders
+	if d.BlockDropped {
+		h.metrics.blockDropped(h.Zone)
+	}
 	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
 		h.logDecision(&req, &d, ua, r, snap)
 	}
@@ -448,6 +475,7 @@ func (h *Handler) decide(req *enforce.Request, p *policy.Policy, raw, scheme str
 		return v, err
 	}
 	req.Target, req.Invalid = target, err != nil
+	req.BrowserLike = req.UA.BrowserLike
 	if h.Canonical != "off" && p.HasCanonical() {
 		var canonTarget string
 		v.canonURL, canonTarget, v.nonCanonical = p.Canonical(req.UA.Tokens, scheme, req.Host, target.Normal)

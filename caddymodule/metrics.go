@@ -23,6 +23,7 @@ type metrics struct {
 	held      prometheus.Gauge
 	overflow  prometheus.Counter
 	missing   prometheus.Gauge
+	dropped   *prometheus.CounterVec
 	// counters caches the children of decisions by action, reason (its
 	// place in cachedReasons) and class, filled on first use, so that
 	// counting a decision on the hot path takes no lock and hashes no
@@ -37,7 +38,7 @@ type counterRef struct{ prometheus.Counter }
 // no other.
 var cachedReasons = [...]enforce.Reason{
 	enforce.ReasonNone, enforce.ReasonRobotsTxt, enforce.ReasonAllowlisted, enforce.ReasonDisallowed,
-	enforce.ReasonCrawlDelay, enforce.ReasonRate, enforce.ReasonBlockedClient, enforce.ReasonTrap,
+	enforce.ReasonCrawlDelay, enforce.ReasonRate, enforce.ReasonAddressRate, enforce.ReasonBlockedClient, enforce.ReasonTrap,
 	enforce.ReasonBadAgent, enforce.ReasonImpostor, enforce.ReasonBlockedClass, enforce.ReasonInvalid,
 }
 
@@ -74,6 +75,10 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "robots_missing",
 			Help: "Handlers whose robots.txt file is missing now (enforcing no rules, or their last good rules).",
 		}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "blocks_dropped_total",
+			Help: "Blocks not stored because the zone already held max_blocks blocked addresses (the requests were refused all the same), by zone.",
+		}, []string{"zone"}),
 	}
 	if reg == nil {
 		return m, nil
@@ -98,6 +103,9 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		return nil, err
 	}
 	if m.missing, err = registerOrExisting(reg, m.missing); err != nil {
+		return nil, err
+	}
+	if m.dropped, err = registerOrExisting(reg, m.dropped); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -185,4 +193,12 @@ func (m *metrics) robotsMissing(delta int) {
 		return
 	}
 	m.missing.Add(float64(delta))
+}
+
+// blockDropped counts a block the zone's store had no room for.
+func (m *metrics) blockDropped(zone string) {
+	if m == nil {
+		return
+	}
+	m.dropped.WithLabelValues(zone).Inc()
 }

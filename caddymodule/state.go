@@ -32,9 +32,9 @@ func stateKey(zone string) string { return "robots_guard/" + zone }
 // joinState returns the zone's state, creating it with the given bounds.
 // The bounds of an existing zone are kept: a reload cannot shrink a store
 // that is in use.
-func joinState(zone string, maxClients int, ttl time.Duration) (*sharedState, error) {
+func joinState(zone string, maxClients, maxBlocks int, ttl time.Duration) (*sharedState, error) {
 	v, _, err := states.LoadOrNew(stateKey(zone), func() (caddy.Destructor, error) {
-		return &sharedState{store: enforce.NewMemoryStore(maxClients, ttl), stats: review.New(review.Options{Clock: 100 * time.Millisecond})}, nil
+		return &sharedState{store: enforce.NewMemoryStore(maxClients, maxBlocks, ttl), stats: review.New(review.Options{Clock: 100 * time.Millisecond})}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("zone %q: %v", zone, err)

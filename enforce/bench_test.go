@@ -15,7 +15,7 @@ func benchEngine(b *testing.B, step time.Duration) (*Engine, *Request) {
 	var ns atomic.Int64
 	ns.Store(time.Unix(1_800_000_000, 0).UnixNano())
 	clock := func() time.Time { return time.Unix(0, ns.Add(int64(step))) }
-	e, err := New(Config{Now: clock, Traps: []string{"/trap/"}}, NewMemoryStore(1_000_000, time.Hour))
+	e, err := New(Config{Now: clock, Traps: []string{"/trap/"}}, NewMemoryStore(1_000_000, 0, time.Hour))
 	if err != nil {
 		b.Fatal(err)
 	}
