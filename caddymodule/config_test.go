@@ -186,6 +186,7 @@ func TestConfigDefaults(t *testing.T) {
 func TestConfigNamesAgree(t *testing.T) {
 	shorthand := map[string][]string{
 		"cooldown": {"cooldown", "max_cooldown"},
+		"strikes":  {"strikes", "address_strikes"},
 		"tarpit":   {"tarpit", "tarpit_max"},
 		"deny":     {"deny_status", "deny_body"},
 		"throttle": {"throttle_status", "throttle_body"},

@@ -102,10 +102,14 @@ type Handler struct {
 	// User-Agents does not dodge the ladder. Default: twice Strikes.
 	AddressStrikes int `json:"address_strikes,omitempty"`
 
-	// IPv4Prefix and IPv6Prefix are the prefix lengths by which clients are
-	// tracked, as caddy-ratelimit does: a client blocked or throttled at
-	// one address stays so anywhere in its prefix. Defaults: 32 and 64.
+	// IPv4Prefix is the prefix length by which IPv4 clients are tracked, as
+	// caddy-ratelimit does: a client blocked or throttled at one address
+	// stays so anywhere in its prefix. Default: 32.
 	IPv4Prefix int `json:"ipv4_prefix,omitempty"`
+
+	// IPv6Prefix is the prefix length by which IPv6 clients are tracked: an
+	// IPv6 host usually holds a whole /64, so a client trapped at one of its
+	// addresses stays blocked at the others. Default: 64.
 	IPv6Prefix int `json:"ipv6_prefix,omitempty"`
 
 	// Window is the span in which strikes count. Default: 10m.
