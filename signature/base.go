@@ -277,3 +277,23 @@ func agentOrigin(raw string) (string, error) {
 func AgentOrigin(raw string) (string, error) {
 	return agentOrigin(raw)
 }
+
+// parseInnerList parses one inner list with parameters, the form of a
+// Signature-Input member value.
+func parseInnerList(s string) (httpsfv.InnerList, error) {
+	d, err := httpsfv.UnmarshalDictionary([]string{"s=" + s})
+	if err != nil {
+		return httpsfv.InnerList{}, err
+	}
+	m, _ := d.Get("s")
+	il, ok := m.(httpsfv.InnerList)
+	if !ok {
+		return il, errors.New("not an inner list")
+	}
+	for _, it := range il.Items {
+		if _, ok := it.Value.(string); !ok {
+			return il, errors.New("a component is not a string")
+		}
+	}
+	return il, nil
+}

@@ -257,3 +257,5 @@ func TestThumbprint(t *testing.T) {
 		}
 	}
 }
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
