@@ -118,13 +118,16 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	}
 
 	key := Key{IP: req.IP, Token: ua.Token()}
-	gentle := ua.Class == uaclass.Search && req.Verdict == uaclass.Verified && !e.cfg.EscalateVerifiedSearch
+	gentle := (ua.Class == uaclass.Search || req.Signed) && req.Verdict == uaclass.Verified && !e.cfg.EscalateVerifiedSearch
+	// A claimed search crawler whose verification did not finish is never
+	// blocked for it (issue 10, item 9); it is still refused and throttled.
+	unblockable := gentle || ua.Class == uaclass.Search && req.Verdict == uaclass.Unverified
 	if e.blockClass[ua.Class] || req.Invalid {
 		reason := ReasonBlockedClass
 		if !e.blockClass[ua.Class] {
 			reason = ReasonInvalid
 		}
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle, CheckIP: true}))
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckIP: true}))
 		d.ReadRobots = out.IPRobotsAt != 0
 		if out.Blocked {
 			reason = ReasonBlockedClient
@@ -147,7 +150,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	d.Group, d.Rule = res.Agent, res.Rule
 
 	if !res.Allowed {
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle, CheckIP: true}))
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckIP: true}))
 		d.ReadRobots = out.IPRobotsAt != 0
 		reason := ReasonDisallowed
 		if out.Blocked {
@@ -160,7 +163,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	if interval == 0 {
 		interval, reason = e.classRates[ua.Class], ReasonRate
 	}
-	op := e.op(Op{Interval: interval, Burst: e.cfg.Burst, StrikeOnEmpty: true, Blockable: !gentle, CheckIP: true})
+	op := e.op(Op{Interval: interval, Burst: e.cfg.Burst, StrikeOnEmpty: true, Blockable: !unblockable, CheckIP: true})
 	if interval == 0 {
 		op = Op{Peek: true, CheckIP: true}
 	}

@@ -462,3 +462,29 @@ func (c *verdictCache) len() int {
 	}
 	return n
 }
+
+// signedAgents maps the origins that agents known to sign their requests
+// (Web Bot Auth) name in Signature-Agent to their bot database tokens.
+var signedAgents = map[string]string{
+	"https://chatgpt.com":    "chatgpt",      // ChatGPT agent
+	"https://agent.bot.goog": "google-agent", // Google-Agent
+}
+
+// SignedAgent returns the classification of an agent whose Web Bot Auth
+// signature verified, by the origin it signs for: the bot database entry
+// of a known signing agent (a User-Agent of the same operator keeps its
+// own, more specific entry), else class AI without product tokens, so that
+// only the robots.txt "*" group applies to it.
+func (c *Classifier) SignedAgent(origin string, ua Result) Result {
+	if token, ok := signedAgents[origin]; ok {
+		for i := range c.results {
+			if r := c.results[i]; r.Bot.Token == token {
+				if ua.Bot != nil && ua.Bot.Operator != "" && ua.Bot.Operator == r.Bot.Operator {
+					return ua
+				}
+				return r
+			}
+		}
+	}
+	return Result{Class: AI}
+}

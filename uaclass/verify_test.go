@@ -545,3 +545,23 @@ func BenchmarkVerifyCached(b *testing.B) {
 		})
 	})
 }
+
+// TestSignedAgent: a verified signing agent is classified by its origin.
+func TestSignedAgent(t *testing.T) {
+	c := newTestClassifier(t)
+	browser := c.Classify("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36")
+	r := c.SignedAgent("https://chatgpt.com", browser)
+	if r.Class != AI || r.Token() != "chatgpt" || r.Bot == nil || r.Bot.Operator != "OpenAI" {
+		t.Errorf("chatgpt.com: %+v", r)
+	}
+	user := c.Classify("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot")
+	if r := c.SignedAgent("https://chatgpt.com", user); r.Token() != "chatgpt-user" {
+		t.Errorf("ChatGPT-User signing for chatgpt.com: %v", r.Tokens)
+	}
+	if r := c.SignedAgent("https://agent.bot.goog", browser); r.Token() != "google-agent" || r.Class != AI {
+		t.Errorf("agent.bot.goog: %+v", r)
+	}
+	if r := c.SignedAgent("https://unknown.example", browser); r.Class != AI || r.Bot != nil || len(r.Tokens) != 0 {
+		t.Errorf("unknown agent: %+v", r)
+	}
+}
