@@ -58,6 +58,13 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        ttl            <duration>
 //	        ranges         <token> <file>
 //	    }
+//	    web_bot_auth {
+//	        trusted_agent     <agent-url> <jwks-file>
+//	        fetch_directories on|off
+//	        max_validity      <duration>
+//	        clock_skew        <duration>
+//	        nonce_cache       <entries>
+//	    }
 //	    bot              <token> <class> <match phrase...>
 //	    max_clients      <n>
 //	    state_ttl        <duration>
@@ -232,6 +239,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.AllowTokens = append(h.AllowTokens, args...)
 		case "verify":
 			err = h.unmarshalVerify(d)
+		case "web_bot_auth":
+			err = h.unmarshalWebBotAuth(d)
 		case "bot":
 			args := d.RemainingArgs()
 			if len(args) < 3 {

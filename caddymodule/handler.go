@@ -134,6 +134,9 @@ type Handler struct {
 	// crawlers. Default: on, with forward-confirmed reverse DNS.
 	Verify *VerifyConfig `json:"verify,omitempty"`
 
+	// WebBotAuth verifies signed agents (Web Bot Auth). Default: off.
+	WebBotAuth *WebBotAuthConfig `json:"web_bot_auth,omitempty"`
+
 	// Bots adds entries to the bot database or overrides them by token.
 	Bots []uaclass.Bot `json:"bots,omitempty"`
 
@@ -184,6 +187,7 @@ type Handler struct {
 	engine     *enforce.Engine
 	classifier *uaclass.Classifier
 	verifier   *uaclass.Verifier
+	webBotAuth *webBotAuth
 	source     *source
 	metrics    *metrics
 	shared     *sharedState
@@ -250,6 +254,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if err != nil {
 			return err
 		}
+	}
+	if err := h.provisionWebBotAuth(ctx); err != nil {
+		return err
 	}
 	if h.Zone == "" {
 		h.Zone = "default"
@@ -431,6 +438,7 @@ func (h *Handler) Cleanup() error {
 	if h.cancel != nil {
 		h.cancel()
 	}
+	h.webBotAuth.close()
 	if h.source != nil {
 		h.source.close()
 	}
@@ -489,13 +497,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			req.Variants = append(req.Variants, canonTarget)
 		}
 	}
-	if h.verifier != nil && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
+	sig := h.webBotAuth.check(r, &req)
+	if h.verifier != nil && req.Verdict == uaclass.NotClaimed && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
 		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
 	}
 	d := h.engine.Decide(&req, snap.policy)
 	h.metrics.decision(&d, req.UA.Class)
 	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
-		h.logDecision(&req, &d, ua, r)
+		h.logDecision(&req, &d, ua, r, &sig)
 	}
 	if d.Enforced() {
 		if d.Action == enforce.Tarpit {

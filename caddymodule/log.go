@@ -6,11 +6,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/signature"
 )
 
 // logDecision writes one structured entry for a decision. The message says
 // what happened; the fields carry everything "caddy robots report" reads.
-func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua string, r *http.Request) {
+func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua string, r *http.Request, sig *signature.Result) {
 	msg := "request allowed"
 	switch {
 	case d.Action != enforce.Allow && d.DryRun:
@@ -46,6 +47,7 @@ func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua stri
 			fields = append(fields, zap.String("operator", b.Operator))
 		}
 	}
+	fields = appendSignatureFields(fields, sig)
 	if d.Rule != nil {
 		fields = append(fields, zap.Int("rule_line", d.Rule.Line), zap.String("rule", d.Rule.String()))
 	}

@@ -253,20 +253,20 @@ func authority(host, scheme string) string {
 func agentOrigin(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("Signature-Agent %q is not a URI", raw)
+		return "", fmt.Errorf("agent %q is not a URI", raw)
 	}
 	switch {
 	case u.Scheme != "https":
-		return "", fmt.Errorf("Signature-Agent %q is not an https URI", raw)
+		return "", fmt.Errorf("agent %q is not an https URI", raw)
 	case u.Host == "" || u.User != nil || u.Opaque != "":
-		return "", fmt.Errorf("Signature-Agent %q has no plain host", raw)
+		return "", fmt.Errorf("agent %q has no plain host", raw)
 	case u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		return "", fmt.Errorf("Signature-Agent %q is not an origin", raw)
+		return "", fmt.Errorf("agent %q is not an origin (https://host[:port])", raw)
 	}
 	host := strings.ToLower(u.Host)
 	host = strings.TrimSuffix(host, ":443")
 	if strings.HasSuffix(host, ":") {
-		return "", fmt.Errorf("Signature-Agent %q has an empty port", raw)
+		return "", fmt.Errorf("agent %q has an empty port", raw)
 	}
 	return "https://" + host, nil
 }

@@ -1,0 +1,162 @@
+package caddymodule
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
+)
+
+// TestWebBotAuthCaddyfile: the web_bot_auth block lands in the JSON fields
+// it documents, and bad values name the option.
+func TestWebBotAuthCaddyfile(t *testing.T) {
+	h, err := unmarshal(t, `robots_guard {
+		web_bot_auth {
+			trusted_agent https://Agent.Example:443/ /etc/caddy/agent.jwks
+			trusted_agent https://other.example:8443 /etc/caddy/other.jwks
+			fetch_directories off
+			max_validity 1h
+			clock_skew 30s
+			nonce_cache 5000
+		}
+	}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(h.WebBotAuth)
+	want := `{"trusted_agents":{"https://agent.example":"/etc/caddy/agent.jwks","https://other.example:8443":"/etc/caddy/other.jwks"},"fetch_directories":false,"max_validity":3600000000000,"clock_skew":30000000000,"nonce_cache":5000}`
+	if string(got) != want {
+		t.Errorf("JSON:\n%s\nwant:\n%s", got, want)
+	}
+	if h, err := unmarshal(t, "robots_guard {\n\tweb_bot_auth\n}"); err != nil || h.WebBotAuth == nil || h.WebBotAuth.FetchDirectories != nil {
+		t.Errorf("bare web_bot_auth: %+v, %v", h.WebBotAuth, err)
+	}
+	for input, wantErr := range map[string]string{
+		"web_bot_auth on": "unexpected argument 'on'",
+		"web_bot_auth {\n trusted_agent http://a.example f\n}":                                       "is not an https URI",
+		"web_bot_auth {\n trusted_agent https://a.example/keys f\n}":                                 "is not an origin",
+		"web_bot_auth {\n trusted_agent https://a.example\n}":                                        "want <agent-url> <jwks-file>, got 1 arguments",
+		"web_bot_auth {\n trusted_agent https://a.example f\n trusted_agent https://A.example/ g\n}": "https://a.example is already pinned",
+		"web_bot_auth {\n fetch_directories maybe\n}":                                                "want on or off, got 'maybe'",
+		"web_bot_auth {\n max_validity forever\n}":                                                   "web_bot_auth max_validity: invalid duration 'forever'",
+		"web_bot_auth {\n clock_skew -1s\n}":                                                         "web_bot_auth clock_skew: invalid duration '-1s'",
+		"web_bot_auth {\n nonce_cache 0\n}":                                                          "web_bot_auth nonce_cache: '0' is not a whole number of at least 1",
+		"web_bot_auth {\n max_validity 1h\n max_validity 2h\n}":                                      "option 'max_validity' already specified",
+		"web_bot_auth {\n tag web-bot-auth\n}":                                                       "unrecognized option 'tag'",
+	} {
+		_, err := unmarshal(t, "robots_guard {\n"+input+"\n}")
+		if err == nil || !strings.Contains(err.Error(), wantErr) || !strings.Contains(err.Error(), ", at Testfile:") {
+			t.Errorf("%q: error %v, want one about %q with the line", input, err, wantErr)
+		}
+	}
+}
+
+// testAgentKey is an agent's key pair and JWKS file for the tests.
+type testAgentKey struct {
+	priv  ed25519.PrivateKey
+	keyID string
+	jwks  string // file path
+}
+
+func newTestAgentKey(t *testing.T) testAgentKey {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := base64.RawURLEncoding.EncodeToString(pub)
+	sum := sha256.Sum256([]byte(`{"crv":"Ed25519","kty":"OKP","x":"` + x + `"}`))
+	k := testAgentKey{priv: priv, keyID: base64.RawURLEncoding.EncodeToString(sum[:]), jwks: filepath.Join(t.TempDir(), "agent.jwks")}
+	doc := fmt.Sprintf(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"%s","kid":"%s"}]}`, x, k.keyID)
+	if err := os.WriteFile(k.jwks, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// sign returns the headers of a Web Bot Auth signature over method,
+// authority, path and the Signature-Agent member, built here by hand (not
+// with package signature) from RFC 9421 section 2.5.
+func (k testAgentKey) sign(agent, method, authority, path string, created time.Time, validity time.Duration) []string {
+	params := fmt.Sprintf(`("@method" "@authority" "@path" "signature-agent";key="sig1");created=%d;expires=%d;keyid="%s";alg="ed25519";tag="web-bot-auth"`,
+		created.Unix(), created.Add(validity).Unix(), k.keyID)
+	base := fmt.Sprintf("\"@method\": %s\n\"@authority\": %s\n\"@path\": %s\n\"signature-agent\";key=\"sig1\": \"%s\"\n\"@signature-params\": %s",
+		method, authority, path, agent, params)
+	sig := ed25519.Sign(k.priv, []byte(base))
+	return []string{
+		"Signature-Agent", `sig1="` + agent + `"`,
+		"Signature-Input", "sig1=" + params,
+		"Signature", "sig1=:" + base64.StdEncoding.EncodeToString(sig) + ":",
+	}
+}
+
+// TestIntegrationWebBotAuth: through a real Caddy, a signed agent pinned
+// with trusted_agent is served and never throttled (Crawl-delay: 5), meets
+// robots.txt on disallowed paths, and a tampered or expired signature is
+// refused as an impostor; the outcomes are counted.
+func TestIntegrationWebBotAuth(t *testing.T) {
+	s := newSite(t, siteRobots)
+	key := newTestAgentKey(t)
+	const agent = "https://agent.example"
+	tester := caddytest.NewTester(t)
+	tester.InitServer(s.config("", "verify off\n\t\tweb_bot_auth {\n\t\t\ttrusted_agent "+agent+" "+key.jwks+"\n\t\t\tfetch_directories off\n\t\t}"), "caddyfile")
+	const chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+	now := time.Now()
+	for i := 0; i < 10; i++ {
+		path := fmt.Sprintf("/page%d.html", i)
+		resp, body := get(t, tester, "GET", path, chrome, key.sign(agent, "GET", "localhost:9080", path, now, time.Hour)...)
+		expectStatus(t, "signed agent "+path, resp, body, 200)
+		if body != "backend:"+path {
+			t.Errorf("signed agent got %q", body)
+		}
+	}
+	resp, body := get(t, tester, "GET", "/private/report.html", chrome, key.sign(agent, "GET", "localhost:9080", "/private/report.html", now, time.Hour)...)
+	expectStatus(t, "signed agent on a disallowed path", resp, body, 403)
+	if got := resp.Header.Get("X-Robots-Guard"); got != "disallowed" {
+		t.Errorf("X-Robots-Guard = %q", got)
+	}
+	tampered := key.sign(agent, "GET", "localhost:9080", "/about.html", now, time.Hour)
+	resp, body = get(t, tester, "GET", "/private/report.html", chrome, tampered...)
+	expectStatus(t, "tampered path", resp, body, 403)
+	if got := resp.Header.Get("X-Robots-Guard"); got != "impostor" {
+		t.Errorf("tampered: X-Robots-Guard = %q", got)
+	}
+	resp, body = get(t, tester, "GET", "/old.html", chrome, key.sign(agent, "GET", "localhost:9080", "/old.html", now.Add(-3*time.Hour), time.Hour)...)
+	expectStatus(t, "expired signature", resp, body, 403)
+	// Unsigned, the same browser is served as before.
+	resp, body = get(t, tester, "GET", "/private/report.html", chrome)
+	expectStatus(t, "unsigned browser", resp, body, 200)
+	m := adminMetrics(t)
+	for _, want := range []string{
+		`caddy_robots_guard_signatures_total{outcome="verified"} 11`,
+		`caddy_robots_guard_signatures_total{outcome="invalid"} 2`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestIntegrationWebBotAuthJSONErrors: bad JSON values fail the load with
+// the option named.
+func TestIntegrationWebBotAuthJSONErrors(t *testing.T) {
+	for option, want := range map[string]string{
+		`"web_bot_auth": {"trusted_agents": {"https://a.example": "/nonexistent/a.jwks"}}`: `web_bot_auth: trusted_agent https://a.example: open /nonexistent/a.jwks: no such file or directory`,
+		`"web_bot_auth": {"trusted_agents": {"http://a.example": "/dev/null"}}`:            `web_bot_auth: trusted_agent http://a.example: agent \"http://a.example\" is not an https URI`,
+		`"web_bot_auth": {"max_validity": -1}`:                                             `web_bot_auth: max_validity: must not be negative`,
+		`"web_bot_auth": {"nonce_cache": -5}`:                                              `web_bot_auth: nonce_cache: must not be negative, got -5`,
+	} {
+		cfg := `{"admin": {"listen": "localhost:2999"}, "apps": {"http": {"http_port": 9080, "servers": {"srv0": {"listen": [":9080"],
+			"routes": [{"handle": [{"handler": "robots_guard", ` + option + `}]}]}}}}}`
+		caddytest.AssertLoadError(t, cfg, "json", want)
+	}
+}
