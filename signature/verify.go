@@ -194,6 +194,9 @@ func (v *Verifier) check(ctx context.Context, m *message, in *input, sigs *https
 	if !ok || !isBytes {
 		return fail("the Signature member is not a byte sequence")
 	}
+	// The agent the signature claims, for the result even when it fails.
+	agent, agentOutcome, agentErr := claimedAgent(in, agents, legacyAgent, hasAgent)
+	res.Agent = agent
 	// The profile's parameters and freshness.
 	skew := v.opts.ClockSkew
 	switch {
@@ -218,80 +221,19 @@ func (v *Verifier) check(ctx context.Context, m *message, in *input, sigs *https
 		res.Outcome = Unverified
 		return fail("alg %q is not supported (Ed25519 only)", in.alg)
 	}
-	// Covered components: @authority or @target-uri, and the agent.
-	var target bool
-	var agentKeys []string
-	legacyCovered := false
+	target := false
 	for _, it := range in.components.Items {
-		name, _ := it.Value.(string)
-		switch name {
-		case "@authority", "@target-uri":
+		if name, _ := it.Value.(string); name == "@authority" || name == "@target-uri" {
 			target = true
-		case "signature-agent":
-			if k, ok := it.Params.Get("key"); ok {
-				if s, ok := k.(string); ok {
-					agentKeys = append(agentKeys, s)
-				}
-			} else {
-				legacyCovered = true
-			}
 		}
 	}
 	if !target {
 		return fail("neither @authority nor @target-uri is covered")
 	}
-	var rawAgent string
-	var agentType any = httpsfv.Token("directory")
-	switch {
-	case !hasAgent:
-		res.Outcome = Unverified
-		return fail("no Signature-Agent: the key cannot be attributed")
-	case legacyAgent != "":
-		if !legacyCovered {
-			return fail("Signature-Agent is not covered")
-		}
-		rawAgent = legacyAgent
-	default:
-		if len(agentKeys) == 0 {
-			return fail("no Signature-Agent member is covered")
-		}
-		key := agentKeys[0]
-		if len(agentKeys) > 1 {
-			key = ""
-			for _, k := range agentKeys {
-				if k == in.label {
-					key = k // the member keyed to its own label
-				}
-			}
-			if key == "" {
-				res.Outcome = Unverified
-				return fail("covers several Signature-Agent members, none keyed to its label")
-			}
-		}
-		member, ok := agents.Get(key)
-		if !ok {
-			return fail("no Signature-Agent member %q", key)
-		}
-		item, ok := member.(httpsfv.Item)
-		s, isString := item.Value.(string)
-		if !ok || !isString {
-			return fail("Signature-Agent member %q is not a string", key)
-		}
-		if t, ok := item.Params.Get("type"); ok {
-			agentType = t
-		}
-		rawAgent = s
+	if agentErr != nil {
+		res.Outcome = agentOutcome
+		return fail("%v", agentErr)
 	}
-	if agentType != httpsfv.Token("directory") {
-		res.Outcome = Unverified
-		return fail("Signature-Agent discovery type %v is not supported", agentType)
-	}
-	agent, err := agentOrigin(rawAgent)
-	if err != nil {
-		res.Outcome = Unverified
-		return fail("%v", err)
-	}
-	res.Agent = agent
 	// The signature base, the key, the signature.
 	base, err := signatureBase(m, in.components)
 	if err != nil {
@@ -329,4 +271,70 @@ func (v *Verifier) check(ctx context.Context, m *message, in *input, sigs *https
 	}
 	res.Outcome = Verified
 	return res
+}
+
+// claimedAgent returns the origin of the Signature-Agent member that the
+// signature covers; on failure, the outcome it leads to and why.
+func claimedAgent(in *input, agents *httpsfv.Dictionary, legacyAgent string, hasAgent bool) (string, Outcome, error) {
+	var agentKeys []string
+	legacyCovered := false
+	for _, it := range in.components.Items {
+		if name, _ := it.Value.(string); name == "signature-agent" {
+			if k, ok := it.Params.Get("key"); ok {
+				if s, ok := k.(string); ok {
+					agentKeys = append(agentKeys, s)
+				}
+			} else {
+				legacyCovered = true
+			}
+		}
+	}
+	var rawAgent string
+	var agentType any = httpsfv.Token("directory")
+	switch {
+	case !hasAgent:
+		return "", Unverified, errors.New("no Signature-Agent: the key cannot be attributed")
+	case legacyAgent != "":
+		if !legacyCovered {
+			return "", Invalid, errors.New("Signature-Agent is not covered")
+		}
+		rawAgent = legacyAgent
+	default:
+		if len(agentKeys) == 0 {
+			return "", Invalid, errors.New("no Signature-Agent member is covered")
+		}
+		key := agentKeys[0]
+		if len(agentKeys) > 1 {
+			key = ""
+			for _, k := range agentKeys {
+				if k == in.label {
+					key = k // the member keyed to its own label
+				}
+			}
+			if key == "" {
+				return "", Unverified, errors.New("covers several Signature-Agent members, none keyed to its label")
+			}
+		}
+		member, ok := agents.Get(key)
+		if !ok {
+			return "", Invalid, fmt.Errorf("no Signature-Agent member %q", key)
+		}
+		item, ok := member.(httpsfv.Item)
+		s, isString := item.Value.(string)
+		if !ok || !isString {
+			return "", Invalid, fmt.Errorf("Signature-Agent member %q is not a string", key)
+		}
+		if t, ok := item.Params.Get("type"); ok {
+			agentType = t
+		}
+		rawAgent = s
+	}
+	if agentType != httpsfv.Token("directory") {
+		return "", Unverified, fmt.Errorf("Signature-Agent discovery type %v is not supported", agentType)
+	}
+	agent, err := agentOrigin(rawAgent)
+	if err != nil {
+		return "", Unverified, err
+	}
+	return agent, Verified, nil
 }
