@@ -100,8 +100,8 @@ type VerifierOptions struct {
 type Verifier struct {
 	opts VerifierOptions
 
-	byAddr   *verdictCache // verified addresses -> confirmed PTR name
-	verdicts *verdictCache // (address, token) -> verdict
+	byAddr   *verdictCache[netip.Addr] // verified addresses -> confirmed PTR name
+	verdicts *verdictCache[verifyKey]  // (address, token) -> verdict
 
 	mu       sync.Mutex
 	inflight map[verifyKey]*lookup
@@ -149,8 +149,8 @@ func NewVerifier(opts VerifierOptions) *Verifier {
 	}
 	return &Verifier{
 		opts:     opts,
-		byAddr:   newVerdictCache(opts.MaxEntries),
-		verdicts: newVerdictCache(opts.MaxEntries),
+		byAddr:   newVerdictCache(opts.MaxEntries, func(ip netip.Addr) netip.Addr { return ip }),
+		verdicts: newVerdictCache(opts.MaxEntries, func(k verifyKey) netip.Addr { return k.ip }),
 		inflight: map[verifyKey]*lookup{},
 		prefixes: map[netip.Prefix]int{},
 	}
@@ -183,7 +183,7 @@ func (v *Verifier) Verify(ctx context.Context, ip netip.Addr, r Result) Verdict 
 	now := v.opts.Now().UnixNano()
 	// An address verified before answers every claim its host name covers.
 	stale := false
-	if e, ok := v.byAddr.get(verifyKey{ip: ip}, now); ok && underDomains(e.name, b.Domains) {
+	if e, ok := v.byAddr.get(ip, now); ok && underDomains(e.name, b.Domains) {
 		if now < e.expires {
 			return Verified
 		}
@@ -253,12 +253,12 @@ func (v *Verifier) run(key verifyKey, pfx netip.Prefix, l *lookup, domains []str
 	now := v.opts.Now().UnixNano()
 	switch verdict {
 	case Verified:
-		v.byAddr.put(verifyKey{ip: key.ip}, verdictEntry{v: Verified, name: name, expires: now + int64(v.opts.TTL)})
+		v.byAddr.put(key.ip, verdictEntry{v: Verified, name: name, expires: now + int64(v.opts.TTL)})
 		v.verdicts.put(key, verdictEntry{v: Verified, expires: now + int64(v.opts.TTL)})
 	case Impostor:
-		if e, ok := v.byAddr.get(verifyKey{ip: key.ip}, now); ok && underDomains(e.name, domains) {
+		if e, ok := v.byAddr.get(key.ip, now); ok && underDomains(e.name, domains) {
 			// The address no longer confirms the name it had.
-			v.byAddr.put(verifyKey{ip: key.ip}, verdictEntry{})
+			v.byAddr.put(key.ip, verdictEntry{})
 		}
 		v.verdicts.put(key, verdictEntry{v: Impostor, expires: now + int64(v.opts.TTL)})
 	default:
@@ -342,42 +342,43 @@ type verdictEntry struct {
 // them, pay for a new copy. A read of a fresh entry from the current
 // generation takes no lock; an entry replaced before it expires can be read
 // until then, which is why verdicts are replaced only when they are due.
-type verdictCache struct {
-	shards [verdictShards]verdictShard
-	budget int // entries per generation per shard
+type verdictCache[K comparable] struct {
+	shards [verdictShards]verdictShard[K]
+	budget int                // entries per generation per shard
+	addr   func(K) netip.Addr // the address a key shards by
 }
 
 const verdictShards = 16
 
-type verdictShard struct {
-	cur, prev atomic.Pointer[map[verifyKey]verdictEntry] // immutable once published
-	mu        sync.Mutex                                 // guards what follows and publishing
-	pending   map[verifyKey]verdictEntry                 // entries not yet in cur
-	hits      int                                        // lookups answered from pending since the last publish
-	n         int                                        // entries in cur and pending
-	_         [40]byte                                   // keep shards on separate cache lines
+type verdictShard[K comparable] struct {
+	cur, prev atomic.Pointer[map[K]verdictEntry] // immutable once published
+	mu        sync.Mutex                         // guards what follows and publishing
+	pending   map[K]verdictEntry                 // entries not yet in cur
+	hits      int                                // lookups answered from pending since the last publish
+	n         int                                // entries in cur and pending
+	_         [40]byte                           // keep shards on separate cache lines
 }
 
-func newVerdictCache(entries int) *verdictCache {
-	c := &verdictCache{budget: max(entries/(2*verdictShards), 1)}
+func newVerdictCache[K comparable](entries int, addr func(K) netip.Addr) *verdictCache[K] {
+	c := &verdictCache[K]{budget: max(entries/(2*verdictShards), 1), addr: addr}
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.cur.Store(&map[verifyKey]verdictEntry{})
-		s.pending = map[verifyKey]verdictEntry{}
+		s.cur.Store(&map[K]verdictEntry{})
+		s.pending = map[K]verdictEntry{}
 	}
 	return c
 }
 
-func (c *verdictCache) shard(ip netip.Addr) *verdictShard {
-	a := ip.As16()
+func (c *verdictCache[K]) shard(k K) *verdictShard[K] {
+	a := c.addr(k).As16()
 	h := (binary.LittleEndian.Uint64(a[:8]) ^ binary.LittleEndian.Uint64(a[8:])) * 0x9e3779b97f4a7c15
 	return &c.shards[h>>60]
 }
 
 // get returns the newest entry for k, fresh or not. A fresh entry of the
 // current generation is read without a lock.
-func (c *verdictCache) get(k verifyKey, now int64) (verdictEntry, bool) {
-	s := c.shard(k.ip)
+func (c *verdictCache[K]) get(k K, now int64) (verdictEntry, bool) {
+	s := c.shard(k)
 	if e, ok := (*s.cur.Load())[k]; ok && now < e.expires {
 		return e, true
 	}
@@ -401,21 +402,21 @@ func (c *verdictCache) get(k verifyKey, now int64) (verdictEntry, bool) {
 	return verdictEntry{}, false
 }
 
-func (c *verdictCache) put(k verifyKey, e verdictEntry) {
-	s := c.shard(k.ip)
+func (c *verdictCache[K]) put(k K, e verdictEntry) {
+	s := c.shard(k)
 	s.mu.Lock()
 	s.insert(k, e, c.budget)
 	s.mu.Unlock()
 }
 
 // insert adds or replaces an entry; the caller holds s.mu.
-func (s *verdictShard) insert(k verifyKey, e verdictEntry, budget int) {
+func (s *verdictShard[K]) insert(k K, e verdictEntry, budget int) {
 	if _, ok := s.pending[k]; !ok {
 		if s.n >= budget {
 			// The current generation becomes the previous one.
 			s.publish()
 			s.prev.Store(s.cur.Load())
-			s.cur.Store(&map[verifyKey]verdictEntry{})
+			s.cur.Store(&map[K]verdictEntry{})
 			s.n = 0
 		}
 		s.n++
@@ -428,12 +429,12 @@ func (s *verdictShard) insert(k verifyKey, e verdictEntry, budget int) {
 
 // publish makes the pending entries visible to lock-free reads in a new
 // copy of the current map; the caller holds s.mu.
-func (s *verdictShard) publish() {
+func (s *verdictShard[K]) publish() {
 	if len(s.pending) == 0 {
 		return
 	}
 	old := *s.cur.Load()
-	m := make(map[verifyKey]verdictEntry, len(old)+len(s.pending))
+	m := make(map[K]verdictEntry, len(old)+len(s.pending))
 	for k, e := range old {
 		m[k] = e
 	}
@@ -449,7 +450,7 @@ func (s *verdictShard) publish() {
 }
 
 // len returns the number of cached entries, for tests.
-func (c *verdictCache) len() int {
+func (c *verdictCache[K]) len() int {
 	n := 0
 	for i := range c.shards {
 		s := &c.shards[i]
