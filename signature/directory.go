@@ -47,6 +47,11 @@ type DirectoryOptions struct {
 	MaxDirectories int
 	// MaxInflight bounds concurrent fetches. Default: 8.
 	MaxInflight int
+	// NewPerMinute bounds how many directories never seen before are
+	// fetched per minute (a burst of as many, then that rate), so that
+	// requests naming ever new agents cannot turn the verifier into a
+	// stream of outbound fetches. Default: 60.
+	NewPerMinute int
 	// Now returns the current time. Default: time.Now.
 	Now func() time.Time
 
@@ -66,16 +71,19 @@ const maxFailureTTL = 5 * time.Minute
 // address (checked on the address dialled, not only the name), HTTP cache
 // semantics with conditional revalidation, failures remembered for a short
 // time, a failed fetch never evicting the keys held, one fetch in flight
-// per directory. It is safe for concurrent use.
+// per directory, a bounded rate of directories never seen before. It is
+// safe for concurrent use.
 type Directories struct {
 	opts   DirectoryOptions
 	client *http.Client
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
-	entries  map[string]*directory // by agent origin
-	inflight int
+	mu        sync.Mutex
+	entries   map[string]*directory // by agent origin
+	inflight  int
+	newTokens float64   // fetches of new directories allowed now
+	newAt     time.Time // when newTokens was last refilled
 }
 
 // directory is one agent's cached key set and fetch state.
@@ -119,10 +127,13 @@ func NewDirectories(opts DirectoryOptions) *Directories {
 	if opts.MaxInflight <= 0 {
 		opts.MaxInflight = 8
 	}
+	if opts.NewPerMinute <= 0 {
+		opts.NewPerMinute = 60
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	d := &Directories{opts: opts, entries: map[string]*directory{}}
+	d := &Directories{opts: opts, entries: map[string]*directory{}, newTokens: float64(opts.NewPerMinute), newAt: opts.Now()}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	dialer := &net.Dialer{Timeout: opts.Timeout, Control: d.checkAddr}
 	d.client = &http.Client{
@@ -216,6 +227,10 @@ func (d *Directories) Keys(ctx context.Context, agent string) (map[string]*Key, 
 	d.mu.Lock()
 	e, ok := d.entries[agent]
 	if !ok {
+		if !d.admitNew(now) {
+			d.mu.Unlock()
+			return nil, fmt.Errorf("%w: %s: more than %d new key directories a minute", ErrUnavailable, agent, d.opts.NewPerMinute)
+		}
 		if len(d.entries) >= d.opts.MaxDirectories {
 			d.evict()
 		}
@@ -264,6 +279,19 @@ func (d *Directories) Keys(ctx context.Context, agent string) (map[string]*Key, 
 		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, agent, err)
 	}
 	return keys, nil
+}
+
+// admitNew takes a token for fetching a directory never seen before; the
+// caller holds d.mu.
+func (d *Directories) admitNew(now time.Time) bool {
+	rate := float64(d.opts.NewPerMinute)
+	d.newTokens = min(rate, d.newTokens+now.Sub(d.newAt).Minutes()*rate)
+	d.newAt = now
+	if d.newTokens < 1 {
+		return false
+	}
+	d.newTokens--
+	return true
 }
 
 // evict makes room for one directory: a failed one if any, else the least

@@ -271,3 +271,31 @@ func TestVerifyFetchedDirectory(t *testing.T) {
 		t.Errorf("a key of %s verified a request of https://other.example", s.URL)
 	}
 }
+
+// TestDirectoryNewRate: requests naming ever new agents start at most
+// NewPerMinute fetches a minute.
+func TestDirectoryNewRate(t *testing.T) {
+	agent := newSigner(t)
+	s := startDirServer(t, serveJWKS(jwksOf(agent)))
+	now := time.Unix(1_800_000_000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	d := testDirectories(s, DirectoryOptions{Wait: time.Millisecond, NewPerMinute: 5, Now: clock})
+	defer d.Close()
+	refused := 0
+	for i := 0; i < 20; i++ {
+		_, err := d.Keys(context.Background(), fmt.Sprintf("https://a%d.example", i))
+		if err != nil && strings.Contains(err.Error(), "new key directories a minute") {
+			refused++
+		}
+	}
+	if refused != 15 {
+		t.Errorf("%d of 20 new directories refused, want 15", refused)
+	}
+	mu.Lock()
+	now = now.Add(time.Minute)
+	mu.Unlock()
+	if _, err := d.Keys(context.Background(), "https://b.example"); err != nil && strings.Contains(err.Error(), "a minute") {
+		t.Errorf("a minute later: %v", err)
+	}
+}
