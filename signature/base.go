@@ -37,6 +37,9 @@ type message struct {
 	hasQuery  bool
 	target    string // the request target as sent
 	header    http.Header
+	// dicts holds dictionary fields already parsed (Signature-Agent), by
+	// lower-case name, so that a "key" component does not parse them again.
+	dicts map[string]*httpsfv.Dictionary
 }
 
 // requestMessage reads a message from an incoming server request. The
@@ -76,6 +79,7 @@ func requestMessage(r *http.Request) message {
 // member, whose serialization is the @signature-params line).
 func signatureBase(m *message, in httpsfv.InnerList) ([]byte, error) {
 	var b strings.Builder
+	b.Grow(256 + 64*len(in.Items))
 	seen := make(map[string]bool, len(in.Items))
 	for _, it := range in.Items {
 		name, _ := it.Value.(string)
@@ -172,9 +176,12 @@ func componentValue(m *message, name string, p *httpsfv.Params) (string, error) 
 		if !dictionaryFields[name] {
 			return "", unsupported("the structured type of field %q", name)
 		}
-		d, err := httpsfv.UnmarshalDictionary(lines)
-		if err != nil {
-			return "", fmt.Errorf("not a dictionary: %v", err)
+		d := m.dicts[name]
+		if d == nil {
+			var err error
+			if d, err = httpsfv.UnmarshalDictionary(lines); err != nil {
+				return "", fmt.Errorf("not a dictionary: %v", err)
+			}
 		}
 		if key == "" {
 			return httpsfv.Marshal(d)

@@ -140,6 +140,9 @@ func (v *Verifier) Verify(ctx context.Context, r *http.Request) Result {
 		}
 	}
 	m := requestMessage(r)
+	if agents != nil {
+		m.dicts = map[string]*httpsfv.Dictionary{"signature-agent": agents}
+	}
 	now := v.opts.Now()
 	var verified, unverified *Result
 	checked := 0
