@@ -1,6 +1,11 @@
 package caddymodule
 
 import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -8,8 +13,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
 
-	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -43,7 +48,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    grace            <n>
 //	    strikes          <n>
 //	    window           <duration>
-//	    cooldown         <duration> [<max duration>]
+//	    cooldown         <duration> [<max>]
 //	    tarpit           <duration> [<max held>]
 //	    escalate_verified_search
 //	    allow_bad_agents
@@ -68,7 +73,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    bot              <token> <class> <match phrase...>
 //	    max_clients      <n>
 //	    state_ttl        <duration>
-//	    ua_cache         <bytes>
+//	    ua_cache         <size>
 //	    zone             <name>
 //	    deny             <status> [<body>]
 //	    throttle         <status> [<body>]
@@ -77,323 +82,398 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    canonical        redirect|header|off
 //	    canonical_redirect_humans
 //	}
+//
+// The parser reads syntax only: the number of arguments, durations, sizes
+// and numbers. It then checks the values with the same function Provision
+// uses (checkConfig), on a copy, and reports a bad value at the line that
+// set it.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
+	directive := d.Token()
 	// The robots.txt file is an option, not an argument: an argument that
 	// starts with '/' would be taken for a path matcher.
 	if d.NextArg() {
 		return d.Errf("robots_guard: unexpected argument '%s' (name the robots.txt file with the robots option)", d.Val())
 	}
+	r := &optionReader{d: d, at: map[string]place{}}
+	if err := readOptions(h, r, d.Nesting(), caddyfileOptions, ""); err != nil {
+		return err
+	}
+	checked := *h
+	if _, err := checked.checkConfig(); err != nil {
+		return r.errorAt(err, directive)
+	}
+	return nil
+}
+
+// readOptions reads the options of a block with the given table; block
+// names a nested block ("verify"), "" the directive's own.
+func readOptions(h *Handler, r *optionReader, nesting int, table map[string]caddyfileOption, block string) error {
+	d := r.d
+	where, prefix := "", ""
+	if block != "" {
+		where, prefix = block+": ", block+" "
+	}
 	seen := map[string]bool{}
-	for d.NextBlock(0) {
-		opt := d.Val()
-		repeatable := map[string]bool{"block_class": true, "trap": true, "sitemap": true, "rate": true, "allow_ip": true, "allow_token": true, "bot": true, "x_robots_tag": true}
-		if seen[opt] && !repeatable[opt] {
-			return d.Errf("robots_guard: option '%s' already specified", opt)
+	for d.NextBlock(nesting) {
+		name := d.Val()
+		opt, ok := table[name]
+		if !ok {
+			return d.Errf("robots_guard: %sunrecognized option '%s'%s", where, name, suggest(name, table))
 		}
-		seen[opt] = true
-		var err error
-		switch opt {
-		case "robots":
-			h.Robots, err = oneArg(d)
-		case "serve_robots":
-			var on bool
-			on, err = onOff(d)
-			h.DisableServe = !on
-		case "mode":
-			h.Mode, err = oneArg(d)
-			if err == nil && h.Mode != "enforce" && h.Mode != "dry_run" {
-				return d.Errf("robots_guard: mode: unknown mode '%s' (want enforce or dry_run)", h.Mode)
-			}
-		case "block_class":
-			args, err := someArgs(d)
-			if err != nil {
-				return err
-			}
-			for _, a := range args {
-				c, err := uaclass.ParseClass(a)
-				if err != nil {
-					return d.Errf("robots_guard: block_class: %v", err)
-				}
-				if c == uaclass.Browser {
-					return d.Errf("robots_guard: block_class: refusing to block browsers")
-				}
-			}
-			h.BlockClasses = append(h.BlockClasses, args...)
-		case "trap":
-			args, err := someArgs(d)
-			if err != nil {
-				return err
-			}
-			for _, a := range args {
-				if a[0] != '/' && a[0] != '*' {
-					return d.Errf("robots_guard: trap: path '%s' must start with '/' or '*'", a)
-				}
-			}
-			h.Traps = append(h.Traps, args...)
-		case "sitemap":
-			args, err := someArgs(d)
-			if err != nil {
-				return err
-			}
-			for _, a := range args {
-				if !strings.HasPrefix(a, "http://") && !strings.HasPrefix(a, "https://") {
-					return d.Errf("robots_guard: sitemap: '%s' is not an absolute http(s) URL", a)
-				}
-			}
-			h.Sitemaps = append(h.Sitemaps, args...)
-		case "crawl_delay":
-			h.CrawlDelay, err = durationArg(d, opt)
-		case "rate":
-			args := d.RemainingArgs()
-			if len(args) != 2 {
-				return d.Errf("robots_guard: rate: want <class> <duration>, got %d arguments", len(args))
-			}
-			if _, err := uaclass.ParseClass(args[0]); err != nil {
-				return d.Errf("robots_guard: rate: %v", err)
-			}
-			dur, err := caddy.ParseDuration(args[1])
-			if err != nil || dur < 0 {
-				return d.Errf("robots_guard: rate: invalid duration '%s'", args[1])
-			}
-			if h.Rates == nil {
-				h.Rates = map[string]caddy.Duration{}
-			}
-			if _, dup := h.Rates[args[0]]; dup {
-				return d.Errf("robots_guard: rate: class '%s' already has a rate", args[0])
-			}
-			h.Rates[args[0]] = caddy.Duration(dur)
-		case "burst":
-			h.Burst, err = intArg(d, opt, 1)
-		case "grace":
-			h.Grace, err = intArg(d, opt, -1)
-		case "strikes":
-			h.Strikes, err = intArg(d, opt, 1)
-		case "window":
-			h.Window, err = durationArg(d, opt)
-		case "cooldown":
-			args := d.RemainingArgs()
-			if len(args) < 1 || len(args) > 2 {
-				return d.Errf("robots_guard: cooldown: want <duration> [<max duration>], got %d arguments", len(args))
-			}
-			for i, a := range args {
-				dur, err := caddy.ParseDuration(a)
-				if err != nil || dur <= 0 {
-					return d.Errf("robots_guard: cooldown: invalid duration '%s'", a)
-				}
-				if i == 0 {
-					h.Cooldown = caddy.Duration(dur)
-				} else {
-					h.MaxCooldown = caddy.Duration(dur)
-				}
-			}
-			if h.MaxCooldown != 0 && h.MaxCooldown < h.Cooldown {
-				return d.Errf("robots_guard: cooldown: max %s is shorter than %s", args[1], args[0])
-			}
-		case "tarpit":
-			args := d.RemainingArgs()
-			if len(args) < 1 || len(args) > 2 {
-				return d.Errf("robots_guard: tarpit: want <duration> [<max held>], got %d arguments", len(args))
-			}
-			dur, err := caddy.ParseDuration(args[0])
-			if err != nil || dur <= 0 {
-				return d.Errf("robots_guard: tarpit: invalid duration '%s'", args[0])
-			}
-			h.Tarpit = caddy.Duration(dur)
-			if len(args) == 2 {
-				n, err := strconv.Atoi(args[1])
-				if err != nil || n < 1 {
-					return d.Errf("robots_guard: tarpit: max held must be a positive integer, got '%s'", args[1])
-				}
-				h.TarpitMax = n
-			}
-		case "escalate_verified_search":
-			h.EscalateVerifiedSearch, err = flagOption(d)
-		case "allow_bad_agents":
-			h.AllowBadAgents, err = flagOption(d)
-		case "allow_impostors":
-			h.AllowImpostors, err = flagOption(d)
-		case "user_triggered_skip_global":
-			h.UserTriggeredSkipGlobal, err = flagOption(d)
-		case "allow_ip":
-			args, err := someArgs(d)
-			if err != nil {
-				return err
-			}
-			for _, a := range args {
-				if _, err := parsePrefix(a); err != nil {
-					return d.Errf("robots_guard: allow_ip: %v", err)
-				}
-			}
-			h.AllowIPs = append(h.AllowIPs, args...)
-		case "allow_token":
-			args, err := someArgs(d)
-			if err != nil {
-				return err
-			}
-			for _, a := range args {
-				if policy.ProductToken(a) == "" {
-					return d.Errf("robots_guard: allow_token: '%s' is not a product token", a)
-				}
-			}
-			h.AllowTokens = append(h.AllowTokens, args...)
-		case "verify":
-			err = h.unmarshalVerify(d)
-		case "web_bot_auth":
-			err = h.unmarshalWebBotAuth(d)
-		case "bot":
-			args := d.RemainingArgs()
-			if len(args) < 3 {
-				return d.Errf("robots_guard: bot: want <token> <class> <match phrase...>, got %d arguments", len(args))
-			}
-			c, cerr := uaclass.ParseClass(args[1])
-			if cerr != nil {
-				return d.Errf("robots_guard: bot: %v", cerr)
-			}
-			b := uaclass.Bot{Token: args[0], Class: c, Name: args[0], Match: args[2:], Source: "config"}
-			if verr := b.Validate(); verr != nil {
-				return d.Errf("robots_guard: %v", verr)
-			}
-			h.Bots = append(h.Bots, b)
-		case "max_clients":
-			h.MaxClients, err = intArg(d, opt, 1)
-		case "state_ttl":
-			h.StateTTL, err = durationArg(d, opt)
-		case "ua_cache":
-			h.UACacheBytes, err = intArg(d, opt, 0)
-		case "zone":
-			h.Zone, err = oneArg(d)
-		case "deny", "throttle":
-			args := d.RemainingArgs()
-			if len(args) < 1 || len(args) > 2 {
-				return d.Errf("robots_guard: %s: want <status> [<body>], got %d arguments", opt, len(args))
-			}
-			code, cerr := strconv.Atoi(args[0])
-			if cerr != nil || code < 400 || code > 599 {
-				return d.Errf("robots_guard: %s: '%s' is not an error status (400-599)", opt, args[0])
-			}
-			body := ""
-			if len(args) == 2 {
-				body = args[1]
-			}
-			if opt == "deny" {
-				h.DenyStatus, h.DenyBody = code, body
-			} else {
-				h.ThrottleStatus, h.ThrottleBody = code, body
-			}
-		case "log_allowed":
-			var s string
-			if s, err = oneArg(d); err == nil {
-				f, ferr := strconv.ParseFloat(s, 64)
-				if ferr != nil || f < 0 || f > 1 {
-					return d.Errf("robots_guard: log_allowed: '%s' is not a fraction between 0 and 1", s)
-				}
-				h.LogAllowed = f
-			}
-		case "x_robots_tag":
-			args := d.RemainingArgs()
-			if len(args) < 2 {
-				return d.Errf("robots_guard: x_robots_tag: want <pattern> [<agent>:] <directive...>, got %d arguments", len(args))
-			}
-			rule := IndexRule{Pattern: args[0]}
-			rest := args[1:]
-			if a, ok := strings.CutSuffix(rest[0], ":"); ok && len(rest) > 1 {
-				rule.Agent, rest = a, rest[1:]
-			}
-			rule.Directives = rest
-			if _, err := compileIndexRules([]IndexRule{rule}); err != nil {
-				return d.Errf("robots_guard: x_robots_tag: %v", strings.TrimPrefix(err.Error(), "index rule 0 ("+rule.Pattern+"): "))
-			}
-			h.IndexRules = append(h.IndexRules, rule)
-		case "canonical":
-			h.Canonical, err = oneArg(d)
-			if err == nil && h.Canonical != "redirect" && h.Canonical != "header" && h.Canonical != "off" {
-				return d.Errf("robots_guard: canonical: unknown mode '%s' (want redirect, header or off)", h.Canonical)
-			}
-		case "canonical_redirect_humans":
-			h.CanonicalRedirectHumans, err = flagOption(d)
-		default:
-			return d.Errf("robots_guard: unrecognized option '%s'", opt)
+		if seen[name] && !opt.repeatable {
+			return d.Errf("robots_guard: %soption '%s' already specified", where, name)
 		}
-		if err != nil {
+		seen[name] = true
+		r.opt, r.tok = prefix+name, d.Token()
+		if err := opt.read(h, r); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (h *Handler) unmarshalVerify(d *caddyfile.Dispenser) error {
-	if h.Verify == nil {
-		h.Verify = &VerifyConfig{}
-	}
-	if d.NextArg() {
-		if d.Val() != "off" || d.NextArg() {
-			return d.Errf("robots_guard: verify: want 'off' or a block, got '%s'", d.Val())
+// caddyfileOption reads one option of the robots_guard block into the
+// Handler's JSON fields.
+type caddyfileOption struct {
+	// repeatable options may be given more than once; their values add up.
+	repeatable bool
+	// read reads the option's arguments (the dispenser is on its name). It
+	// reads syntax only, and records with r.set which JSON field it set, so
+	// that checkConfig's error for that field names this line.
+	read func(h *Handler, r *optionReader) error
+}
+
+// caddyfileOptions are the options of the robots_guard block. A new option
+// is a field of Handler (with its doc comment and default), an entry here,
+// its check in checkConfig, and rows in the tests' tables.
+var caddyfileOptions = map[string]caddyfileOption{
+	"robots": {read: func(h *Handler, r *optionReader) error {
+		return r.set("robots").one(&h.Robots)
+	}},
+	"serve_robots": {read: func(h *Handler, r *optionReader) error {
+		on, err := r.set("serve_robots").onOff()
+		h.ServeRobots = &on
+		return err
+	}},
+	"mode": {read: func(h *Handler, r *optionReader) error {
+		return r.set("mode").one(&h.Mode)
+	}},
+	"block_class": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		return r.appendTo(&h.BlockClasses, "block_classes")
+	}},
+	"trap": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		return r.appendTo(&h.Traps, "traps")
+	}},
+	"sitemap": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		return r.appendTo(&h.Sitemaps, "sitemaps")
+	}},
+	"crawl_delay": {read: func(h *Handler, r *optionReader) error {
+		return r.set("crawl_delay").positiveDuration(&h.CrawlDelay)
+	}},
+	"rate": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(2, 2, "<class> <duration>")
+		if err != nil {
+			return err
 		}
-		h.Verify.Disabled = true
+		if _, dup := h.Rates[args[0]]; dup {
+			return r.errf("class '%s' already has a rate", args[0])
+		}
+		dur, err := r.duration(args[1])
+		if err != nil {
+			return err
+		}
+		if h.Rates == nil {
+			h.Rates = map[string]caddy.Duration{}
+		}
+		h.Rates[args[0]] = dur
+		r.set("rates." + args[0])
 		return nil
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		var err error
-		switch opt {
-		case "wait":
-			h.Verify.Wait, err = durationArg(d, "verify "+opt)
-		case "lookup_timeout":
-			h.Verify.LookupTimeout, err = durationArg(d, "verify "+opt)
-		case "ttl":
-			h.Verify.TTL, err = durationArg(d, "verify "+opt)
-		case "ranges":
-			args := d.RemainingArgs()
-			if len(args) != 2 {
-				return d.Errf("robots_guard: verify ranges: want <token> <file>, got %d arguments", len(args))
-			}
-			if policy.ProductToken(args[0]) == "" {
-				return d.Errf("robots_guard: verify ranges: '%s' is not a product token", args[0])
-			}
-			if h.Verify.Ranges == nil {
-				h.Verify.Ranges = map[string]string{}
-			}
-			h.Verify.Ranges[args[0]] = args[1]
-		default:
-			return d.Errf("robots_guard: verify: unrecognized option '%s'", opt)
+	}},
+	"burst": {read: func(h *Handler, r *optionReader) error {
+		return r.set("burst").positiveInt(&h.Burst)
+	}},
+	"grace": {read: func(h *Handler, r *optionReader) error {
+		if err := r.set("grace").integer(&h.Grace); err != nil {
+			return err
 		}
+		if h.Grace == 0 {
+			h.Grace = -1 // none; in JSON, 0 is the default
+		}
+		return nil
+	}},
+	"strikes": {read: func(h *Handler, r *optionReader) error {
+		return r.set("strikes").positiveInt(&h.Strikes)
+	}},
+	"window": {read: func(h *Handler, r *optionReader) error {
+		return r.set("window").positiveDuration(&h.Window)
+	}},
+	"cooldown": {read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(1, 2, "<duration> [<max>]")
 		if err != nil {
 			return err
 		}
-	}
-	return nil
+		if h.Cooldown, err = r.positive(args[0]); err != nil {
+			return err
+		}
+		r.set("cooldown")
+		if len(args) == 2 {
+			r.opt = "cooldown <max>"
+			if h.MaxCooldown, err = r.positive(args[1]); err != nil {
+				return err
+			}
+			r.set("max_cooldown")
+		}
+		return nil
+	}},
+	"tarpit": {read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(1, 2, "<duration> [<max held>]")
+		if err != nil {
+			return err
+		}
+		if h.Tarpit, err = r.positive(args[0]); err != nil {
+			return err
+		}
+		r.set("tarpit")
+		if len(args) == 2 {
+			r.opt = "tarpit <max held>"
+			if h.TarpitMax, err = r.atoi(args[1]); err != nil {
+				return err
+			}
+			if h.TarpitMax == 0 {
+				return r.errf("%v", errAtLeast(1, 0))
+			}
+			r.set("tarpit_max")
+		}
+		return nil
+	}},
+	"escalate_verified_search": {read: func(h *Handler, r *optionReader) error {
+		return r.set("escalate_verified_search").flag(&h.EscalateVerifiedSearch)
+	}},
+	"allow_bad_agents": {read: func(h *Handler, r *optionReader) error {
+		return r.set("allow_bad_agents").flag(&h.AllowBadAgents)
+	}},
+	"allow_impostors": {read: func(h *Handler, r *optionReader) error {
+		return r.set("allow_impostors").flag(&h.AllowImpostors)
+	}},
+	"user_triggered_skip_global": {read: func(h *Handler, r *optionReader) error {
+		return r.set("user_triggered_skip_global").flag(&h.UserTriggeredSkipGlobal)
+	}},
+	"allow_ip": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		return r.appendTo(&h.AllowIPs, "allow_ips")
+	}},
+	"allow_token": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		return r.appendTo(&h.AllowTokens, "allow_tokens")
+	}},
+	"verify": {read: func(h *Handler, r *optionReader) error {
+		if h.Verify == nil {
+			h.Verify = &VerifyConfig{}
+		}
+		r.set("verify")
+		d := r.d
+		if d.NextArg() {
+			if d.Val() != "off" || d.NextArg() {
+				return r.errf("want 'off' or a block, got '%s'", d.Val())
+			}
+			h.Verify.Disabled = true
+			return nil
+		}
+		return readOptions(h, r, d.Nesting(), verifyOptions, "verify")
+	}},
+	"web_bot_auth": webBotAuthOption,
+	"bot": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(3, -1, "<token> <class> <match phrase...>")
+		if err != nil {
+			return err
+		}
+		c, err := uaclass.ParseClass(args[1])
+		if err != nil {
+			return r.errf("%v", err) // a class is a keyword: syntax
+		}
+		h.Bots = append(h.Bots, uaclass.Bot{Token: args[0], Class: c, Name: args[0], Match: args[2:], Source: "config"})
+		r.set(fmt.Sprintf("bots[%d]", len(h.Bots)-1))
+		return nil
+	}},
+	"max_clients": {read: func(h *Handler, r *optionReader) error {
+		return r.set("max_clients").positiveInt(&h.MaxClients)
+	}},
+	"state_ttl": {read: func(h *Handler, r *optionReader) error {
+		return r.set("state_ttl").positiveDuration(&h.StateTTL)
+	}},
+	"ua_cache": {read: func(h *Handler, r *optionReader) error {
+		return r.set("ua_cache").size(&h.UACache)
+	}},
+	"zone": {read: func(h *Handler, r *optionReader) error {
+		return r.set("zone").one(&h.Zone)
+	}},
+	"deny": {read: func(h *Handler, r *optionReader) error {
+		return r.statusBody(&h.DenyStatus, &h.DenyBody, "deny_status")
+	}},
+	"throttle": {read: func(h *Handler, r *optionReader) error {
+		return r.statusBody(&h.ThrottleStatus, &h.ThrottleBody, "throttle_status")
+	}},
+	"log_allowed": {read: func(h *Handler, r *optionReader) error {
+		var s string
+		if err := r.set("log_allowed").one(&s); err != nil {
+			return err
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(f) {
+			return r.errf("'%s' is not a number", s)
+		}
+		h.LogAllowed = f
+		return nil
+	}},
+	"x_robots_tag": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(2, -1, "<pattern> [<agent>:] <directive...>")
+		if err != nil {
+			return err
+		}
+		rule := IndexRule{Pattern: args[0]}
+		rest := args[1:]
+		if a, ok := strings.CutSuffix(rest[0], ":"); ok && len(rest) > 1 {
+			rule.Agent, rest = a, rest[1:]
+		}
+		rule.Directives = rest
+		h.XRobotsTags = append(h.XRobotsTags, rule)
+		r.set(fmt.Sprintf("x_robots_tags[%d]", len(h.XRobotsTags)-1))
+		return nil
+	}},
+	"canonical": {read: func(h *Handler, r *optionReader) error {
+		return r.set("canonical").one(&h.Canonical)
+	}},
+	"canonical_redirect_humans": {read: func(h *Handler, r *optionReader) error {
+		return r.set("canonical_redirect_humans").flag(&h.CanonicalRedirectHumans)
+	}},
 }
 
-func oneArg(d *caddyfile.Dispenser) (string, error) {
-	opt := d.Val()
-	args := d.RemainingArgs()
-	if len(args) != 1 {
-		return "", d.Errf("robots_guard: %s: want one argument, got %d", opt, len(args))
-	}
-	return args[0], nil
+// verifyOptions are the options of the verify block.
+var verifyOptions = map[string]caddyfileOption{
+	"wait": {read: func(h *Handler, r *optionReader) error {
+		return r.set("verify.wait").positiveDuration(&h.Verify.Wait)
+	}},
+	"lookup_timeout": {read: func(h *Handler, r *optionReader) error {
+		return r.set("verify.lookup_timeout").positiveDuration(&h.Verify.LookupTimeout)
+	}},
+	"ttl": {read: func(h *Handler, r *optionReader) error {
+		return r.set("verify.ttl").positiveDuration(&h.Verify.TTL)
+	}},
+	"ranges": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(2, 2, "<token> <file>")
+		if err != nil {
+			return err
+		}
+		if h.Verify.Ranges == nil {
+			h.Verify.Ranges = map[string]string{}
+		}
+		if _, dup := h.Verify.Ranges[args[0]]; dup {
+			return r.errf("token '%s' already has ranges", args[0])
+		}
+		h.Verify.Ranges[args[0]] = args[1]
+		r.set("verify.ranges." + args[0])
+		return nil
+	}},
 }
 
-func someArgs(d *caddyfile.Dispenser) ([]string, error) {
-	opt := d.Val()
-	args := d.RemainingArgs()
-	if len(args) == 0 {
-		return nil, d.Errf("robots_guard: %s: want at least one argument", opt)
+// place is where a JSON field was set in the Caddyfile.
+type place struct {
+	label string // the option as the Caddyfile writes it
+	tok   caddyfile.Token
+}
+
+// optionReader reads one option's arguments and records where each JSON
+// field was set.
+type optionReader struct {
+	d   *caddyfile.Dispenser
+	opt string          // the option being read, e.g. "verify wait"
+	tok caddyfile.Token // its name's token
+	at  map[string]place
+}
+
+// set records that the current option (r.opt, which names an argument
+// where the option sets more than one field, e.g. "tarpit <max held>") sets
+// the JSON field at path. It returns r, to read the arguments next.
+func (r *optionReader) set(path string) *optionReader {
+	r.at[path] = place{label: r.opt, tok: r.tok}
+	return r
+}
+
+// errorAt turns an error of checkConfig into a Caddyfile error at the line
+// of the option that set the field, or of the directive.
+func (r *optionReader) errorAt(err error, directive caddyfile.Token) error {
+	var ce *configError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	p, ok := place{tok: directive}, false
+	for path := ce.path; path != "" && !ok; path = parentPath(path) {
+		if q, found := r.at[path]; found {
+			p, ok = q, true
+		}
+	}
+	d := caddyfile.NewDispenser([]caddyfile.Token{p.tok})
+	d.Next()
+	if p.label == "" {
+		return d.Errf("robots_guard: %v", ce.err)
+	}
+	return d.Errf("robots_guard: %s: %v", p.label, ce.err)
+}
+
+// parentPath drops the last element of a JSON path: "a.b[2]" -> "a.b",
+// "a.b" -> "a", "a" -> "".
+func parentPath(path string) string {
+	if i := strings.LastIndexAny(path, ".["); i >= 0 {
+		return path[:i]
+	}
+	return ""
+}
+
+func (r *optionReader) errf(format string, args ...any) error {
+	return r.d.Errf("robots_guard: %s: %s", r.opt, fmt.Sprintf(format, args...))
+}
+
+// args reads between least and most (-1: any number) arguments.
+func (r *optionReader) args(least, most int, usage string) ([]string, error) {
+	args := r.d.RemainingArgs()
+	if len(args) < least || most >= 0 && len(args) > most {
+		return nil, r.errf("want %s, got %d arguments", usage, len(args))
 	}
 	return args, nil
 }
 
-func flagOption(d *caddyfile.Dispenser) (bool, error) {
-	if d.NextArg() {
-		return false, d.Errf("robots_guard: %s: takes no arguments", d.Val())
+func (r *optionReader) one(to *string) error {
+	args := r.d.RemainingArgs()
+	if len(args) != 1 {
+		return r.errf("want one argument, got %d", len(args))
 	}
-	return true, nil
+	*to = args[0]
+	return nil
 }
 
-func onOff(d *caddyfile.Dispenser) (bool, error) {
-	opt := d.Val()
-	v, err := oneArg(d)
+// appendTo appends the option's arguments (at least one) to a list field.
+func (r *optionReader) appendTo(list *[]string, path string) error {
+	args, err := r.args(1, -1, "at least one argument")
 	if err != nil {
+		return err
+	}
+	for i := range args {
+		r.set(fmt.Sprintf("%s[%d]", path, len(*list)+i))
+	}
+	*list = append(*list, args...)
+	return nil
+}
+
+func (r *optionReader) flag(to *bool) error {
+	if r.d.NextArg() {
+		return r.errf("takes no arguments, got '%s'", r.d.Val())
+	}
+	*to = true
+	return nil
+}
+
+func (r *optionReader) onOff() (bool, error) {
+	var v string
+	if err := r.one(&v); err != nil {
 		return false, err
 	}
 	switch v {
@@ -402,31 +482,147 @@ func onOff(d *caddyfile.Dispenser) (bool, error) {
 	case "off":
 		return false, nil
 	}
-	return false, d.Errf("robots_guard: %s: want on or off, got '%s'", opt, v)
+	return false, r.errf("want on or off, got '%s'", v)
 }
 
-func durationArg(d *caddyfile.Dispenser, opt string) (caddy.Duration, error) {
-	s, err := oneArg(d)
+func (r *optionReader) duration(s string) (caddy.Duration, error) {
+	d, err := caddy.ParseDuration(s)
 	if err != nil {
-		return 0, err
+		return 0, r.errf("'%s' is not a duration", s)
 	}
-	dur, err := caddy.ParseDuration(s)
-	if err != nil || dur <= 0 {
-		return 0, d.Errf("robots_guard: %s: invalid duration '%s'", opt, s)
-	}
-	return caddy.Duration(dur), nil
+	return caddy.Duration(d), nil
 }
 
-func intArg(d *caddyfile.Dispenser, opt string, least int) (int, error) {
-	s, err := oneArg(d)
-	if err != nil {
-		return 0, err
+// positive reads a duration where zero would read as "the default" in
+// JSON: an explicit zero is refused rather than silently replaced.
+func (r *optionReader) positive(s string) (caddy.Duration, error) {
+	d, err := r.duration(s)
+	if err == nil && d == 0 {
+		err = r.errf("%v", errAboveZero(0))
 	}
+	return d, err
+}
+
+func (r *optionReader) positiveDuration(to *caddy.Duration) error {
+	var s string
+	if err := r.one(&s); err != nil {
+		return err
+	}
+	d, err := r.positive(s)
+	*to = d
+	return err
+}
+
+func (r *optionReader) atoi(s string) (int, error) {
 	n, err := strconv.Atoi(s)
-	if err != nil || n < least {
-		return 0, d.Errf("robots_guard: %s: '%s' is not a whole number of at least %d", opt, s, least)
+	if err != nil {
+		return 0, r.errf("'%s' is not a whole number", s)
 	}
 	return n, nil
+}
+
+func (r *optionReader) integer(to *int) error {
+	var s string
+	if err := r.one(&s); err != nil {
+		return err
+	}
+	n, err := r.atoi(s)
+	*to = n
+	return err
+}
+
+// positiveInt reads a number where zero would read as "the default" in
+// JSON; see positive.
+func (r *optionReader) positiveInt(to *int) error {
+	if err := r.integer(to); err != nil {
+		return err
+	}
+	if *to == 0 {
+		return r.errf("%v", errAtLeast(1, 0))
+	}
+	return nil
+}
+
+// size reads a size with units as Caddy's own options take them ("4MiB",
+// "512KB", "1048576").
+func (r *optionReader) size(to *int) error {
+	var s string
+	if err := r.one(&s); err != nil {
+		return err
+	}
+	n, err := humanize.ParseBytes(s)
+	if err != nil {
+		return r.errf("'%s' is not a size (e.g. 4MiB)", s)
+	}
+	if n == 0 {
+		return r.errf("must be above 0, got %s", s)
+	}
+	if n > math.MaxInt {
+		return r.errf("%s is too large", s)
+	}
+	*to = int(n)
+	return nil
+}
+
+// statusBody reads "<status> [<body>]".
+func (r *optionReader) statusBody(status *int, body *string, path string) error {
+	args, err := r.args(1, 2, "<status> [<body>]")
+	if err != nil {
+		return err
+	}
+	if *status, err = r.atoi(args[0]); err != nil {
+		return err
+	}
+	if *status == 0 {
+		return r.errf("0 is not an error status (400-599)")
+	}
+	r.set(path)
+	if len(args) == 2 {
+		*body = args[1]
+	}
+	return nil
+}
+
+// suggest returns " (did you mean 'x'?)" for the option of table nearest
+// to an unknown name, if it is near enough to be a typo.
+func suggest(name string, table map[string]caddyfileOption) string {
+	best, bestDist := "", 0
+	for _, known := range slices.Sorted(maps.Keys(table)) {
+		if d := editDistance(name, known); best == "" || d < bestDist {
+			best, bestDist = known, d
+		}
+	}
+	if best == "" || bestDist > max(1, len(best)/3) {
+		return ""
+	}
+	return " (did you mean '" + best + "'?)"
+}
+
+// editDistance is the number of single-byte insertions, deletions,
+// substitutions and swaps of neighbours that turn a into b (optimal string
+// alignment distance).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // Interface guard

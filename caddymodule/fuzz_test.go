@@ -13,7 +13,8 @@ import (
 )
 
 // FuzzCaddyfile: any option block is either accepted, giving a handler that
-// survives a JSON round trip, or refused with an error; it never panics.
+// survives a JSON round trip and provisions, or refused with an error; it
+// never panics.
 func FuzzCaddyfile(f *testing.F) {
 	for _, s := range []string{
 		"robots /srv/robots.txt\ntrap /trap/ /*.bak$\ncooldown 1m 1h",
@@ -22,6 +23,8 @@ func FuzzCaddyfile(f *testing.F) {
 		"bot acme monitor Acme \"Acme Check\"",
 		"x_robots_tag /a googlebot: noindex \"max-snippet:0\"",
 		"deny 404 \"gone\"\nthrottle 503\ntarpit 10s 5",
+		"cooldown 48h\nua_cache 4MiB\ngrace 0\nsitemap https://example.com/s.xml",
+		"verify off\nzone fuzz\nstrikes 2\nblock_class ai\nallow_token x\nallow_ip ::1",
 		"{\n}\n}",
 	} {
 		f.Add(s)
@@ -39,6 +42,9 @@ func FuzzCaddyfile(f *testing.F) {
 		var back Handler
 		if err := json.Unmarshal(js, &back); err != nil {
 			t.Fatalf("accepted config does not unmarshal: %v\n%s", err, js)
+		}
+		if _, err := provisionJSON(t, string(js)); err != nil {
+			t.Fatalf("the adapter accepted a config that Provision refuses: %v\n%s", err, js)
 		}
 	})
 }

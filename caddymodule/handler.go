@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -37,32 +36,36 @@ func init() {
 // robots.txt. Browsers are never bound by robots.txt.
 type Handler struct {
 	// Robots is the path of the site's robots.txt file. It is watched and
-	// reloaded when it changes; an invalid edit keeps the last good rules.
-	// A file missing at start means no rules (RFC 9309: "unavailable"
-	// allows everything), with a warning, until it appears.
+	// reloaded once a change has settled (stayed the same for a second); an
+	// invalid or cut-short edit keeps the last good rules. A file missing at
+	// start means no rules (RFC 9309: "unavailable" allows everything),
+	// with a warning that is repeated while it lasts, until it appears.
+	// Only the first 500 KiB count (RFC 9309 section 2.5). Default: none,
+	// no rules.
 	Robots string `json:"robots,omitempty"`
 
-	// DisableServe stops the handler from answering GET and HEAD
-	// /robots.txt itself; the request then goes to the next handler.
-	// Default: the generated robots.txt (the site's file plus the
-	// additions below) is served.
-	DisableServe bool `json:"disable_serve,omitempty"`
+	// ServeRobots makes the handler answer GET and HEAD /robots.txt itself
+	// with the generated robots.txt (the site's file plus the additions
+	// below); false passes those requests to the next handler. Default:
+	// true.
+	ServeRobots *bool `json:"serve_robots,omitempty"`
 
-	// Mode is "enforce" (default) or "dry_run": dry_run computes, logs and
-	// counts every decision but never refuses a request.
+	// Mode is "enforce" or "dry_run": dry_run computes, logs and counts
+	// every decision but never refuses a request. Default: "enforce".
 	Mode string `json:"mode,omitempty"`
 
 	// BlockClasses are User-Agent classes shut out entirely (e.g. "ai"). Their
 	// known tokens get a "Disallow: /" group in the served robots.txt, so
-	// polite crawlers learn it.
+	// polite crawlers learn it. Browsers cannot be blocked. Default: none.
 	BlockClasses []string `json:"block_classes,omitempty"`
 
 	// Traps are paths no human can reach (robots.txt pattern syntax). The
 	// served robots.txt disallows them for every agent; any client that
-	// requests one is blocked by IP at once.
+	// requests one is blocked by IP at once. Default: none.
 	Traps []string `json:"traps,omitempty"`
 
-	// Sitemaps are added to the served robots.txt.
+	// Sitemaps are absolute http(s) URLs added to the served robots.txt.
+	// Default: none.
 	Sitemaps []string `json:"sitemaps,omitempty"`
 
 	// CrawlDelay is the least interval between requests of one bot where
@@ -73,7 +76,8 @@ type Handler struct {
 	CrawlDelay caddy.Duration `json:"crawl_delay,omitempty"`
 
 	// Rates sets the least interval per class ("ai", "seo", ...), where
-	// robots.txt sets no Crawl-delay. Zero means unlimited.
+	// robots.txt sets no Crawl-delay. Zero means unlimited. Default: as
+	// CrawlDelay.
 	Rates map[string]caddy.Duration `json:"rates,omitempty"`
 
 	// Burst is how many requests a bot may make at once before its interval
@@ -81,7 +85,7 @@ type Handler struct {
 	Burst int `json:"burst,omitempty"`
 
 	// Grace is how many rate violations in a window are only logged before
-	// 429s. Default: 1; -1 for none.
+	// 429s; -1 for none. Default: 1.
 	Grace int `json:"grace,omitempty"`
 
 	// Strikes is how many violations within Window block a client.
@@ -92,11 +96,14 @@ type Handler struct {
 	Window caddy.Duration `json:"window,omitempty"`
 
 	// Cooldown is how long a first block lasts; it doubles for each repeat
-	// offence up to MaxCooldown. Defaults: 15m and 24h.
-	Cooldown    caddy.Duration `json:"cooldown,omitempty"`
+	// offence up to MaxCooldown. Default: 15m.
+	Cooldown caddy.Duration `json:"cooldown,omitempty"`
+
+	// MaxCooldown caps the cooldown of repeat offenders; it must not be
+	// shorter than Cooldown. Default: 24h.
 	MaxCooldown caddy.Duration `json:"max_cooldown,omitempty"`
 
-	// Tarpit, when set, is the last rung of the escalation ladder: a
+	// Tarpit is the last rung of the escalation ladder, when set: a
 	// blocked client's further requests are held this long before the
 	// refusal is sent (with Connection: close), so a rogue crawler that keeps
 	// hammering instead of backing off is slowed down. The request that
@@ -106,7 +113,7 @@ type Handler struct {
 
 	// TarpitMax bounds how many requests are held at once; beyond it,
 	// refusals are sent at once, so the tarpit can never tie up the server.
-	// Default: 100.
+	// Default: 100 (when Tarpit is set).
 	TarpitMax int `json:"tarpit_max,omitempty"`
 
 	// EscalateVerifiedSearch treats verified search crawlers like other
@@ -114,9 +121,14 @@ type Handler struct {
 	// are still refused).
 	EscalateVerifiedSearch bool `json:"escalate_verified_search,omitempty"`
 
-	// AllowBadAgents and AllowImpostors stop refusing known abusive agents
-	// and failed bot verifications outright. Default: refused.
+	// AllowBadAgents passes known abusive agents (class bad) to the
+	// robots.txt rules instead of refusing them outright. Default: false,
+	// refused.
 	AllowBadAgents bool `json:"allow_bad_agents,omitempty"`
+
+	// AllowImpostors passes clients that fail bot verification to the
+	// robots.txt rules instead of refusing them outright. Default: false,
+	// refused.
 	AllowImpostors bool `json:"allow_impostors,omitempty"`
 
 	// UserTriggeredSkipGlobal makes the "*" group not apply to fetchers that
@@ -125,9 +137,11 @@ type Handler struct {
 	UserTriggeredSkipGlobal bool `json:"user_triggered_skip_global,omitempty"`
 
 	// AllowIPs are IP ranges (CIDR or single IPs) that are never refused.
+	// Default: none.
 	AllowIPs []string `json:"allow_ips,omitempty"`
 
 	// AllowTokens are robots.txt product tokens that are never refused.
+	// Default: none.
 	AllowTokens []string `json:"allow_tokens,omitempty"`
 
 	// Verify configures verification of clients that claim to be known
@@ -138,6 +152,7 @@ type Handler struct {
 	WebBotAuth *WebBotAuthConfig `json:"web_bot_auth,omitempty"`
 
 	// Bots adds entries to the bot database or overrides them by token.
+	// Default: the built-in database only.
 	Bots []uaclass.Bot `json:"bots,omitempty"`
 
 	// MaxClients bounds the per-client state. Default: 100000.
@@ -146,29 +161,37 @@ type Handler struct {
 	// StateTTL is how long an idle client is remembered. Default: 1h.
 	StateTTL caddy.Duration `json:"state_ttl,omitempty"`
 
-	// UACacheBytes bounds the User-Agent classification cache. Default:
-	// 4 MiB.
-	UACacheBytes int `json:"ua_cache_bytes,omitempty"`
+	// UACache bounds the User-Agent classification cache, in bytes; a
+	// negative value disables the cache. Default: 4 MiB.
+	UACache int `json:"ua_cache,omitempty"`
 
 	// Zone names the per-client state, which survives config reloads.
 	// Handlers with the same zone share it. Default: "default".
 	Zone string `json:"zone,omitempty"`
 
-	// DenyStatus and ThrottleStatus are the status codes of refusals.
-	// Defaults: 403 and 429. With an empty body the handler returns an
-	// error, so handle_errors routes can shape the response.
-	DenyStatus     int    `json:"deny_status,omitempty"`
-	DenyBody       string `json:"deny_body,omitempty"`
-	ThrottleStatus int    `json:"throttle_status,omitempty"`
-	ThrottleBody   string `json:"throttle_body,omitempty"`
+	// DenyStatus is the status code of refusals (400-599). Default: 403.
+	DenyStatus int `json:"deny_status,omitempty"`
+
+	// DenyBody is the body of refusals. Default: empty, and then the
+	// handler returns an error, so handle_errors routes can shape the
+	// response.
+	DenyBody string `json:"deny_body,omitempty"`
+
+	// ThrottleStatus is the status code of throttled requests (400-599);
+	// they always carry Retry-After. Default: 429.
+	ThrottleStatus int `json:"throttle_status,omitempty"`
+
+	// ThrottleBody is the body of throttled requests. Default: empty, and
+	// then the handler returns an error, as for DenyBody.
+	ThrottleBody string `json:"throttle_body,omitempty"`
 
 	// LogAllowed is the fraction (0 to 1) of allowed requests that are
 	// logged too. Default: 0; refusals and violations are always logged.
 	LogAllowed float64 `json:"log_allowed,omitempty"`
 
-	// IndexRules add X-Robots-Tag headers to matching responses, HTML or
-	// not, merged with the backend's own.
-	IndexRules []IndexRule `json:"index_rules,omitempty"`
+	// XRobotsTags add X-Robots-Tag headers to matching responses, HTML or
+	// not, merged with the backend's own. Default: none.
+	XRobotsTags []IndexRule `json:"x_robots_tags,omitempty"`
 
 	// Canonical applies the robots.txt's canonicalisation fields
 	// (QueryParam, Domain, IndexPage): "redirect" (default) answers a bot's
@@ -176,14 +199,18 @@ type Handler struct {
 	// canonical URL; "header" only adds a Link rel="canonical" header; "off"
 	// ignores the fields. Every response gets the Link header, and
 	// robots.txt rules are also evaluated on the canonical URL, so a
-	// parameter or a host alias does not dodge a Disallow.
+	// parameter or a host alias does not dodge a Disallow. Without a Domain
+	// field the canonical URL is a relative reference: the request's Host
+	// is never echoed. Default: "redirect".
 	Canonical string `json:"canonical,omitempty"`
 
 	// CanonicalRedirectHumans also redirects browsers to canonical URLs.
 	// Default: people are never redirected.
 	CanonicalRedirectHumans bool `json:"canonical_redirect_humans,omitempty"`
 
-	logger     *zap.Logger
+	logger     *zap.Logger // the decision log
+	opsLogger  *zap.Logger // reload and configuration problems, for Caddy's main log
+	serve      bool        // ServeRobots resolved
 	engine     *enforce.Engine
 	classifier *uaclass.Classifier
 	verifier   *uaclass.Verifier
@@ -202,17 +229,23 @@ type Handler struct {
 type VerifyConfig struct {
 	// Disabled turns verification off: claims are taken at face value, and
 	// no search crawler gets the gentle treatment reserved for verified ones.
+	// Default: false, verification on.
 	Disabled bool `json:"disabled,omitempty"`
+
 	// Wait is the longest a request waits for a DNS answer; the lookup goes
 	// on in the background and serves later requests. Default: 500ms.
 	Wait caddy.Duration `json:"wait,omitempty"`
+
 	// LookupTimeout bounds one verification's DNS lookups. Default: 5s.
 	LookupTimeout caddy.Duration `json:"lookup_timeout,omitempty"`
+
 	// TTL is how long a verdict is cached. Default: 1h.
 	TTL caddy.Duration `json:"ttl,omitempty"`
+
 	// Ranges maps a product token to a file of IP ranges in the "prefixes"
 	// JSON format Google and OpenAI publish (e.g. "gptbot":
-	// "/etc/caddy/gptbot.json").
+	// "/etc/caddy/gptbot.json"), read when the config is loaded (at most
+	// 16 MiB). Default: none.
 	Ranges map[string]string `json:"ranges,omitempty"`
 }
 
@@ -224,64 +257,51 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision sets up the handler: it builds the classifier, verifier and
-// decision engine, joins the per-client state of its zone, loads the
-// robots.txt and starts watching it.
+// Provision sets up the handler: it checks the configuration (Caddy calls
+// Validate only after Provision, so the values are checked here, before any
+// is used), builds the classifier, verifier and decision engine, joins the
+// per-client state of its zone, loads the robots.txt and starts watching
+// it.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	cfg, err := h.engineConfig()
+	h.opsLogger = ctx.Logger(opsLog{})
+	set, err := h.checkConfig()
 	if err != nil {
 		return err
 	}
-	if h.index, err = compileIndexRules(h.IndexRules); err != nil {
-		return fmt.Errorf("index_rules: %v", err)
-	}
-	switch h.Canonical {
-	case "", "redirect", "header", "off":
-	default:
-		return fmt.Errorf("canonical: unknown mode %q (want redirect, header or off)", h.Canonical)
-	}
+	h.blocked, h.index = set.blocked, set.index
 	h.metrics, err = newMetrics(ctx.GetMetricsRegistry())
 	if err != nil {
-		return fmt.Errorf("registering metrics: %v", err)
+		return fmt.Errorf("robots_guard: registering metrics: %v", err)
 	}
-	h.classifier, err = uaclass.New(uaclass.Options{Extra: h.Bots, CacheBytes: h.UACacheBytes})
+	h.classifier, err = uaclass.New(uaclass.Options{Extra: h.Bots, CacheBytes: h.UACache})
 	if err != nil {
-		return fmt.Errorf("bots: %v", err)
+		return fmt.Errorf("robots_guard: bots: %v", err)
 	}
-	if h.Verify == nil || !h.Verify.Disabled {
-		h.verifier, err = h.newVerifier()
-		if err != nil {
-			return err
-		}
+	if set.verify != nil {
+		h.verifier = uaclass.NewVerifier(*set.verify)
 	}
-	if err := h.provisionWebBotAuth(ctx); err != nil {
+	if h.webBotAuth, err = newWebBotAuth(ctx, set.webBotAuth, h.classifier); err != nil {
 		return err
-	}
-	if h.Zone == "" {
-		h.Zone = "default"
 	}
 	h.shared, err = joinState(h.Zone, h.MaxClients, time.Duration(h.StateTTL))
 	if err != nil {
 		return err
 	}
-	h.engine, err = enforce.New(cfg, h.shared.store)
+	h.engine, err = enforce.New(set.engine, h.shared.store)
 	if err != nil {
-		return err
+		return fmt.Errorf("robots_guard: %v", err)
 	}
-	h.source = newSource(h.Robots, h.additions, h.logger, h.metrics)
-	h.source.load(true)
-	watchCtx, cancel := context.WithCancel(ctx)
-	h.cancel, h.unloaded = cancel, watchCtx.Done()
 	if h.Tarpit > 0 {
-		if h.TarpitMax == 0 {
-			h.TarpitMax = 100
-		}
 		h.tarpit = make(chan struct{}, h.TarpitMax)
 	}
+	h.source = newSource(h.Robots, h.additions, h.opsLogger, h.metrics)
+	h.source.load()
+	watchCtx, cancel := context.WithCancel(ctx)
+	h.cancel, h.unloaded = cancel, watchCtx.Done()
 	if h.Robots != "" {
 		if err := h.source.watch(watchCtx); err != nil {
-			h.logger.Warn("watching robots.txt failed; changes are picked up by polling only", zap.String("file", h.Robots), zap.Error(err))
+			h.opsLogger.Warn("watching the robots.txt folder failed; changes are picked up by polling, and the watch is tried again", zap.String("file", h.Robots), zap.Error(err))
 		}
 		go h.source.poll(watchCtx, 2*time.Second)
 	}
@@ -289,105 +309,14 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// engineConfig turns the JSON configuration into the engine's; enforce.New
-// checks the rest of it.
-func (h *Handler) engineConfig() (enforce.Config, error) {
-	cfg := enforce.Config{
-		Traps:                   h.Traps,
-		AllowBadAgents:          h.AllowBadAgents,
-		AllowImpostors:          h.AllowImpostors,
-		UserTriggeredSkipGlobal: h.UserTriggeredSkipGlobal,
-		Burst:                   h.Burst,
-		Grace:                   h.Grace,
-		Strikes:                 h.Strikes,
-		Window:                  time.Duration(h.Window),
-		Cooldown:                time.Duration(h.Cooldown),
-		MaxCooldown:             time.Duration(h.MaxCooldown),
-		EscalateVerifiedSearch:  h.EscalateVerifiedSearch,
-		Tarpit:                  time.Duration(h.Tarpit),
-	}
-	switch h.Mode {
-	case "", "enforce":
-	case "dry_run":
-		cfg.DryRun = true
-	default:
-		return cfg, fmt.Errorf("mode: unknown mode %q (want enforce or dry_run)", h.Mode)
-	}
-	h.blocked = nil
-	for _, name := range h.BlockClasses {
-		c, err := uaclass.ParseClass(name)
-		if err != nil {
-			return cfg, fmt.Errorf("block_classes: %v", err)
-		}
-		if c == uaclass.Browser {
-			return cfg, fmt.Errorf("block_classes: refusing to block browsers")
-		}
-		h.blocked = append(h.blocked, c)
-	}
-	cfg.BlockClasses = h.blocked
-	if h.CrawlDelay != 0 || len(h.Rates) > 0 {
-		cfg.ClassRates = map[uaclass.Class]time.Duration{}
-		for c, d := range enforce.DefaultClassRates {
-			cfg.ClassRates[c] = d
-		}
-		if h.CrawlDelay != 0 {
-			for _, c := range uaclass.Classes() {
-				if c != uaclass.Browser {
-					cfg.ClassRates[c] = time.Duration(h.CrawlDelay)
-				}
-			}
-		}
-		for name, d := range h.Rates {
-			c, err := uaclass.ParseClass(name)
-			if err != nil {
-				return cfg, fmt.Errorf("rates: %v", err)
-			}
-			cfg.ClassRates[c] = time.Duration(d)
-		}
-	}
-	for _, s := range h.AllowIPs {
-		p, err := parsePrefix(s)
-		if err != nil {
-			return cfg, fmt.Errorf("allow_ips: %v", err)
-		}
-		cfg.AllowCIDRs = append(cfg.AllowCIDRs, p)
-	}
-	for _, t := range h.AllowTokens {
-		cfg.AllowTokens = append(cfg.AllowTokens, policy.ProductToken(t))
-	}
-	return cfg, nil
-}
+// opsLog names the logger of reload and configuration problems. It is not
+// under the decision logger's name (http.handlers.robots_guard), so that an
+// operator who routes the decisions to a file of their own still sees these
+// in Caddy's main log.
+type opsLog struct{}
 
-// parsePrefix reads a CIDR or a single IP.
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return p, fmt.Errorf("invalid IP range %q: %v", s, err)
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("invalid IP %q: %v", s, err)
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
-}
-
-func (h *Handler) newVerifier() (*uaclass.Verifier, error) {
-	opts := uaclass.VerifierOptions{Ranges: map[string][]netip.Prefix{}}
-	if v := h.Verify; v != nil {
-		opts.Wait, opts.LookupTimeout, opts.TTL = time.Duration(v.Wait), time.Duration(v.LookupTimeout), time.Duration(v.TTL)
-		for tok, file := range v.Ranges {
-			prefixes, err := uaclass.LoadRanges(file)
-			if err != nil {
-				return nil, fmt.Errorf("verify ranges for %s: %v", tok, err)
-			}
-			opts.Ranges[policy.ProductToken(tok)] = prefixes
-		}
-	}
-	return uaclass.NewVerifier(opts), nil
-}
+// CaddyModule gives the logger its name; opsLog is not a registered module.
+func (opsLog) CaddyModule() caddy.ModuleInfo { return caddy.ModuleInfo{ID: "robots_guard"} }
 
 // additions returns the served robots.txt's additions to the site's file:
 // a "Disallow: /" group for the known tokens of each blocked class, the
@@ -410,27 +339,9 @@ func (h *Handler) additions(r *policy.Robots) {
 	}
 }
 
-// Validate checks the configuration.
-func (h *Handler) Validate() error {
-	for name, code := range map[string]int{"deny_status": h.DenyStatus, "throttle_status": h.ThrottleStatus} {
-		if code != 0 && (code < 400 || code > 599) {
-			return fmt.Errorf("%s: %d is not an error status (400-599)", name, code)
-		}
-	}
-	if h.LogAllowed < 0 || h.LogAllowed > 1 {
-		return fmt.Errorf("log_allowed: %v is not a fraction between 0 and 1", h.LogAllowed)
-	}
-	if h.MaxClients < 0 {
-		return fmt.Errorf("max_clients: must not be negative, got %d", h.MaxClients)
-	}
-	if h.Tarpit < 0 {
-		return fmt.Errorf("tarpit: must not be negative, got %v", time.Duration(h.Tarpit))
-	}
-	if h.TarpitMax < 0 {
-		return fmt.Errorf("tarpit_max: must not be negative, got %d", h.TarpitMax)
-	}
-	return nil
-}
+// Validate has nothing left to check: Caddy validates after provisioning,
+// so Provision checks every value before it uses any (see checkConfig).
+func (h *Handler) Validate() error { return nil }
 
 // Cleanup stops the watcher and releases the shared state. It is safe after
 // a failed Provision.
@@ -496,6 +407,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		if nonCanonical {
 			req.Variants = append(req.Variants, canonTarget)
 		}
+		if !snap.domain {
+			canonURL = relativeRef(canonTarget)
+		}
 	}
 	sig := h.webBotAuth.check(r, &req)
 	if h.verifier != nil && req.Verdict == uaclass.NotClaimed && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
@@ -515,7 +429,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	getOrHead := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if d.Reason == enforce.ReasonRobotsTxt {
-		if !h.DisableServe && getOrHead {
+		if h.serve && getOrHead {
 			serveRobots(w, r, snap)
 			return nil
 		}
@@ -525,7 +439,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		w.Header().Set("Link", "<"+canonURL+">; rel=\"canonical\"")
 		human := req.UA.Class == uaclass.Browser
 		if nonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && getOrHead {
-			http.Redirect(w, r, canonURL, http.StatusMovedPermanently)
+			redirect(w, r, canonURL)
 			return nil
 		}
 	}
@@ -548,14 +462,8 @@ func scheme(r *http.Request) string {
 // refuse answers a refused request.
 func (h *Handler) refuse(w http.ResponseWriter, d *enforce.Decision) error {
 	status, body := h.DenyStatus, h.DenyBody
-	if status == 0 {
-		status = http.StatusForbidden
-	}
 	if d.Action == enforce.Throttle {
 		status, body = h.ThrottleStatus, h.ThrottleBody
-		if status == 0 {
-			status = http.StatusTooManyRequests
-		}
 		secs := int((d.RetryAfter + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
 	} else if !d.BlockedUntil.IsZero() {

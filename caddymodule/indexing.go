@@ -71,32 +71,30 @@ type compiledIndexRule struct {
 	match      *policy.PathSet
 }
 
-func compileIndexRules(rules []IndexRule) (indexRules, error) {
-	var out indexRules
-	for i, r := range rules {
-		if r.Pattern == "" || r.Pattern[0] != '/' && r.Pattern[0] != '*' {
-			return nil, fmt.Errorf("index rule %d: pattern %q must start with '/' or '*'", i, r.Pattern)
-		}
-		if len(r.Directives) == 0 {
-			return nil, fmt.Errorf("index rule %d (%s): no directives", i, r.Pattern)
-		}
-		c := compiledIndexRule{}
-		if r.Agent != "" {
-			if c.agent = policy.ProductToken(r.Agent); c.agent == "" {
-				return nil, fmt.Errorf("index rule %d (%s): agent %q is not a product token", i, r.Pattern, r.Agent)
-			}
-		}
-		for _, d := range r.Directives {
-			nd, err := normalizeDirective(d)
-			if err != nil {
-				return nil, fmt.Errorf("index rule %d (%s): %v", i, r.Pattern, err)
-			}
-			c.directives = append(c.directives, nd)
-		}
-		c.match = policy.NewPathSet(r.Pattern)
-		out = append(out, c)
+// compileIndexRule checks one rule and compiles it; its errors name the
+// part of the rule that is wrong, and the caller names the rule.
+func compileIndexRule(r IndexRule) (compiledIndexRule, error) {
+	c := compiledIndexRule{}
+	if r.Pattern == "" || r.Pattern[0] != '/' && r.Pattern[0] != '*' {
+		return c, fmt.Errorf("pattern %q must start with '/' or '*'", r.Pattern)
 	}
-	return out, nil
+	if len(r.Directives) == 0 {
+		return c, fmt.Errorf("no directives for %s", r.Pattern)
+	}
+	if r.Agent != "" {
+		if c.agent = policy.ProductToken(r.Agent); c.agent == "" {
+			return c, fmt.Errorf("agent %q is not a product token", r.Agent)
+		}
+	}
+	for _, d := range r.Directives {
+		nd, err := normalizeDirective(d)
+		if err != nil {
+			return c, err
+		}
+		c.directives = append(c.directives, nd)
+	}
+	c.match = policy.NewPathSet(r.Pattern)
+	return c, nil
 }
 
 // forTarget returns the directives that apply to a normalised target, by

@@ -22,6 +22,7 @@ type metrics struct {
 	blocked   *prometheus.GaugeVec
 	held      prometheus.Gauge
 	overflow  prometheus.Counter
+	missing   prometheus.Gauge
 	// counters caches the children of decisions by action, reason (its
 	// place in cachedReasons) and class, filled on first use, so that
 	// counting a decision on the hot path takes no lock and hashes no
@@ -51,7 +52,7 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		}, []string{"action", "reason", "class"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "policy_reloads_total",
-			Help: "robots.txt loads by result: ok, invalid, error, missing.",
+			Help: "robots.txt loads by result: ok, invalid, incomplete, error, missing.",
 		}, []string{"result"}),
 		tracked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "tracked_clients",
@@ -68,6 +69,10 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		overflow: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "tarpit_full_total",
 			Help: "Tarpit decisions refused at once because tarpit_max requests were already held.",
+		}),
+		missing: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "robots_missing",
+			Help: "Handlers whose robots.txt file is missing now (enforcing no rules, or their last good rules).",
 		}),
 	}
 	if reg == nil {
@@ -90,6 +95,9 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		return nil, err
 	}
 	if m.overflow, err = registerOrExisting(reg, m.overflow); err != nil {
+		return nil, err
+	}
+	if m.missing, err = registerOrExisting(reg, m.missing); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -168,4 +176,13 @@ func (m *metrics) tarpit(delta int) {
 		return
 	}
 	m.held.Add(float64(delta))
+}
+
+// robotsMissing records a robots.txt file going missing (+1) or found
+// again (-1).
+func (m *metrics) robotsMissing(delta int) {
+	if m == nil {
+		return
+	}
+	m.missing.Add(float64(delta))
 }

@@ -21,10 +21,6 @@ import (
 	"github.com/robotsguard/robotsguard/policy"
 )
 
-// maxRobotsFile bounds how much of a robots.txt file is read from disk;
-// the parser itself reads the first 500 KiB.
-const maxRobotsFile = 16 << 20
-
 // snapshot is one immutable version of the site's rules: the compiled
 // policy the engine enforces and the robots.txt the handler serves. Requests
 // load it with one atomic read and never wait on a lock.
@@ -33,60 +29,117 @@ type snapshot struct {
 	served  []byte
 	etag    string
 	modTime time.Time
-	hash    [32]byte // of the source file, to skip reloads that change nothing
+	file    fileStamp // of the source file, to skip reloads that change nothing
+	// missing is set when no file was ever read: no rules are in force, so
+	// the first file that appears is installed without waiting.
 	missing bool
+	// domain is set when the robots.txt names a canonical Domain.
+	domain bool
 }
 
 // source loads the site's robots.txt, keeps the current snapshot, and
-// reloads it when the file changes.
+// reloads it when the file changes and has settled.
 type source struct {
 	path      string
 	additions func(*policy.Robots)
 	logger    *zap.Logger
 	metrics   *metrics
+	// settle is how long a changed file must stay unchanged before it is
+	// installed; see defaultSettle.
+	settle time.Duration
 
 	cur     atomic.Pointer[snapshot]
-	mu      sync.Mutex // serialises reloads
+	mu      sync.Mutex // serialises loads and guards the fields below
 	watcher *fsnotify.Watcher
+	// watchedDir is the directory the watcher watches, to notice that it
+	// was replaced (nil while no watch is in place).
+	watchedDir os.FileInfo
 	// lastStat is what the poller saw last.
-	lastStat fileStamp
-	// emptySince and emptyMod record when, and at which file time, the
-	// file was first read empty while rules were in force; see emptyGrace.
-	emptySince time.Time
-	emptyMod   time.Time
-	// retry reloads later when a read could not be trusted yet.
+	lastStat statStamp
+	// pending is the changed file waiting to settle, seen first at
+	// pendingSince; changingSince is when the file was first seen to
+	// differ from the rules in force (zero when it does not).
+	pending       fileStamp
+	pendingSince  time.Time
+	changingSince time.Time
+	warnedLong    bool
+	// refused is the last settled file refused as cut short, so that it is
+	// reported once.
+	refused fileStamp
+	// missingSince is when the file was found missing (zero while it
+	// exists); missingLogged is when that was last logged.
+	missingSince  time.Time
+	missingLogged time.Time
+	// retry loads again when a pending file may have settled.
 	retry  *time.Timer
 	closed bool
 }
 
-// emptyGrace is how long a robots.txt that had content must stay empty, at
-// the same file time, before the empty file is believed and its "no rules"
-// installed. A file written in place is truncated first and written after,
-// and on a loaded machine the writer can stall between the two for tens of
-// milliseconds (CI caught it at 80 ms); believing that moment would let every
-// bot in. An operator who really empties the file waits one second.
-const emptyGrace = time.Second
+// defaultSettle is how long a changed robots.txt must stay exactly the same
+// (size, time and content) before it replaces the rules in force. A file
+// written in place is truncated and then written, possibly in pieces: a
+// writer that pauses between pieces (a slow disk, a loaded machine, a save
+// that streams) leaves a partial file for a moment, and a partial robots.txt
+// is a robots.txt without its last rules. A file that is being written keeps
+// changing; one second without change is the sign that the writer is done.
+// An atomic save by rename settles as well, one second late.
+const defaultSettle = time.Second
 
-// errUnsettled reports that the file kept changing while it was read.
-var errUnsettled = errors.New("robots.txt kept changing while it was read")
+// keepsChanging is how long a file may keep changing before a warning says
+// that the rules in force stay until it settles.
+const keepsChanging = 30 * time.Second
 
+// missingRelog is how often a missing robots.txt is logged again.
+const missingRelog = time.Minute
+
+// maxRangesFile bounds the size of a verify ranges file.
+const maxRangesFile = 16 << 20
+
+// fileStamp identifies one state of the file: what was read of it (the
+// first policy.MaxSize+1 bytes, all that policy.ParseHead uses) and its size
+// and time.
 type fileStamp struct {
+	size     int64
+	modTime  time.Time
+	hash     [32]byte
+	endsLine bool // the file is empty or ends with a line end
+	read     bool // the file was read (not missing, not unreadable)
+}
+
+// same reports whether two stamps are of the same file state.
+func (f fileStamp) same(g fileStamp) bool {
+	return f.read && g.read && f.size == g.size && f.modTime.Equal(g.modTime) && f.hash == g.hash
+}
+
+// sameContent reports whether two stamps are of the same content, whatever
+// the file's time.
+func (f fileStamp) sameContent(g fileStamp) bool {
+	return f.read && g.read && f.size == g.size && f.hash == g.hash
+}
+
+// statStamp is the size and time the poller compares.
+type statStamp struct {
 	size    int64
 	modTime time.Time
 	ok      bool
 }
 
+// errChanging reports that the file changed while it was read.
+var errChanging = errors.New("robots.txt changed while it was read")
+
 func newSource(path string, additions func(*policy.Robots), logger *zap.Logger, m *metrics) *source {
-	return &source{path: path, additions: additions, logger: logger, metrics: m}
+	return &source{path: path, additions: additions, logger: logger, metrics: m, settle: defaultSettle}
 }
 
 func (s *source) snapshot() *snapshot { return s.cur.Load() }
 
-// load reads, parses and compiles the file and swaps the new snapshot in.
-// An unreadable or invalid file keeps the last good snapshot. At start (no
-// snapshot yet) a missing file means no rules, as RFC 9309 treats an
-// unavailable robots.txt.
-func (s *source) load(initial bool) {
+// load reads the file and installs it once it has settled. An unreadable,
+// invalid, still changing or cut-short file keeps the last good snapshot.
+// At start (no snapshot yet), and while no file was ever read, a file is
+// installed at once: no rules are in force to protect, and a file still
+// being written is installed again when it settles. A missing file at start
+// means no rules, as RFC 9309 treats an unavailable robots.txt.
+func (s *source) load() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -94,47 +147,67 @@ func (s *source) load(initial bool) {
 	}
 	prev := s.cur.Load()
 	if s.path == "" {
-		s.install(policy.Parse(nil), [32]byte{}, time.Now(), true)
+		s.install(policy.Parse(nil), fileStamp{}, time.Now(), true)
 		return
 	}
-	data, modTime, err := readRobots(s.path)
+	data, file, err := readRobots(s.path)
+	now := time.Now()
+	noRules := prev == nil || prev.missing
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && prev == nil:
-		s.logger.Warn("robots.txt not found: no rules until it appears (RFC 9309: unavailable means allow all)", zap.String("file", s.path))
-		s.install(policy.Parse(nil), [32]byte{}, time.Now(), true)
-		s.metrics.reload("missing")
+	case errors.Is(err, fs.ErrNotExist):
+		s.fileMissing(now, prev)
 		return
-	case errors.Is(err, errUnsettled):
-		s.logger.Debug("robots.txt is being written; reading it again shortly", zap.String("file", s.path))
-		s.retryLater(debounce)
+	case errors.Is(err, errChanging) && !noRules:
+		s.wait(now, fileStamp{size: -1}) // never equal to a real stamp
 		return
-	case err != nil:
+	case err != nil && !errors.Is(err, errChanging):
 		s.logger.Error("reading robots.txt failed; keeping the last good rules", zap.String("file", s.path), zap.Error(err))
 		s.metrics.reload("error")
+		if prev == nil {
+			s.install(policy.Parse(nil), fileStamp{}, now, true)
+		}
 		return
 	}
-	if len(data) == 0 && prev != nil && !prev.missing && prev.hash != emptyHash {
-		if s.emptySince.IsZero() || !s.emptyMod.Equal(modTime) {
-			s.emptySince, s.emptyMod = time.Now(), modTime
-		}
-		if wait := emptyGrace - time.Since(s.emptySince); wait > 0 {
-			s.logger.Debug("robots.txt read empty; keeping the rules unless it stays empty", zap.String("file", s.path), zap.Duration("grace", emptyGrace))
-			s.retryLater(wait)
-			return
-		}
+	s.filePresent()
+	switch {
+	case err != nil:
+		// Still being written while no rules are in force: take what was
+		// read now, and the whole file once it settles.
+		s.wait(now, fileStamp{size: -1})
+	case noRules:
+		s.settled()
+	case file.sameContent(prev.file):
+		s.settled()
+		return // touched, or changed back: nothing to do
+	case !file.same(s.pending):
+		s.wait(now, file)
+		return
+	case now.Sub(s.pendingSince) < s.settle:
+		s.retryLater(s.settle - now.Sub(s.pendingSince))
+		return
+	default:
+		s.settled()
 	}
-	s.emptySince, s.emptyMod = time.Time{}, time.Time{}
-	hash := sha256.Sum256(data)
-	if prev != nil && !prev.missing && prev.hash == hash {
-		return // touched but unchanged
-	}
-	r := policy.Parse(data)
+	r := policy.ParseHead(data, file.size)
 	if err := r.Err(); err != nil {
 		if prev == nil {
-			s.install(policy.Parse(nil), [32]byte{}, time.Now(), true)
+			s.install(policy.Parse(nil), fileStamp{}, now, true)
 		}
 		s.logger.Error("robots.txt is invalid; keeping the last good rules", zap.String("file", s.path), zap.Error(err))
 		s.metrics.reload("invalid")
+		return
+	}
+	if !noRules && prev.file.read && prev.file.endsLine && !file.endsLine {
+		// Settled, but cut in the middle of a line where the rules in
+		// force ended with a line end: a write that failed half way (a
+		// full disk) leaves exactly this, and installing it would drop
+		// every rule after the cut.
+		if !file.same(s.refused) {
+			s.refused = file
+			s.logger.Error("robots.txt ends in the middle of a line, unlike the rules in force: it looks cut short (a write that failed half way, a full disk?); keeping the last good rules until the file ends with a line end",
+				zap.String("file", s.path), zap.Int64("size", file.size))
+			s.metrics.reload("incomplete")
+		}
 		return
 	}
 	diags := r.Lint()
@@ -149,91 +222,155 @@ func (s *source) load(initial bool) {
 			s.logger.Warn("robots.txt lint", zap.String("file", s.path), zap.Int("line", d.Line), zap.String("message", d.Message))
 		}
 	}
-	s.install(r, hash, modTime, false)
+	s.install(r, file, file.modTime, false)
 	s.metrics.reload("ok")
-	if !initial {
+	if prev != nil {
 		s.logger.Info("robots.txt reloaded", zap.String("file", s.path), zap.Int("groups", len(r.Groups)), zap.Int("lint_findings", len(diags)))
 	}
 }
 
-// emptyHash is the hash of an empty file.
-var emptyHash = sha256.Sum256(nil)
+// settled ends a spell of changes. The caller holds s.mu.
+func (s *source) settled() {
+	s.pending, s.changingSince, s.warnedLong = fileStamp{}, time.Time{}, false
+}
+
+// wait records a changed file that has not settled yet and schedules a
+// load for when it may have. A file that keeps changing is reported once
+// when it starts and once more if it goes on for long. The caller holds
+// s.mu.
+func (s *source) wait(now time.Time, file fileStamp) {
+	s.pending, s.pendingSince = file, now
+	if s.changingSince.IsZero() {
+		s.changingSince = now
+		s.logger.Info("robots.txt changed; it replaces the rules in force once it has stayed unchanged for the settle time",
+			zap.String("file", s.path), zap.Duration("settle", s.settle))
+	} else if !s.warnedLong && now.Sub(s.changingSince) >= keepsChanging {
+		s.warnedLong = true
+		s.logger.Warn("robots.txt keeps changing; the last good rules stay in force until it settles",
+			zap.String("file", s.path), zap.Duration("changing_for", now.Sub(s.changingSince)), zap.Duration("settle", s.settle))
+	}
+	s.retryLater(s.settle)
+}
+
+// fileMissing handles a robots.txt that does not exist: at start it means
+// no rules (RFC 9309: unavailable means allow all); later the last good
+// rules stay. Either way it is logged, again every missingRelog while it
+// lasts, and counted. The caller holds s.mu.
+func (s *source) fileMissing(now time.Time, prev *snapshot) {
+	s.settled()
+	if prev == nil {
+		s.install(policy.Parse(nil), fileStamp{}, now, true)
+	}
+	if !s.missingSince.IsZero() {
+		return
+	}
+	s.missingSince, s.missingLogged = now, now
+	s.metrics.reload("missing")
+	s.metrics.robotsMissing(+1)
+	if prev == nil || prev.missing {
+		s.logger.Warn("robots.txt not found: no rules are enforced until it appears (RFC 9309: unavailable means allow all)", zap.String("file", s.path))
+	} else {
+		s.logger.Warn("robots.txt not found; keeping the last good rules until it appears", zap.String("file", s.path))
+	}
+}
+
+// filePresent ends a missing spell. The caller holds s.mu.
+func (s *source) filePresent() {
+	if s.missingSince.IsZero() {
+		return
+	}
+	s.logger.Info("robots.txt found again", zap.String("file", s.path), zap.Duration("missing_for", time.Since(s.missingSince)))
+	s.missingSince, s.missingLogged = time.Time{}, time.Time{}
+	s.metrics.robotsMissing(-1)
+}
+
+// remindMissing logs a missing robots.txt again every missingRelog.
+func (s *source) remindMissing(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.missingSince.IsZero() || now.Sub(s.missingLogged) < missingRelog {
+		return
+	}
+	s.missingLogged = now
+	s.logger.Warn("robots.txt is still missing", zap.String("file", s.path), zap.Duration("missing_for", now.Sub(s.missingSince)))
+}
 
 // retryLater schedules one more load after d, replacing any pending one.
 // The caller holds s.mu.
 func (s *source) retryLater(d time.Duration) {
 	if s.retry == nil {
-		s.retry = time.AfterFunc(d, func() { s.load(false) })
+		s.retry = time.AfterFunc(d, s.load)
 		return
 	}
 	s.retry.Reset(d)
 }
 
 // install builds and publishes the snapshot for r. The caller holds s.mu.
-func (s *source) install(r *policy.Robots, hash [32]byte, modTime time.Time, missing bool) {
+func (s *source) install(r *policy.Robots, file fileStamp, modTime time.Time, missing bool) {
 	served := r.Clone()
 	s.additions(served)
 	text := served.Generate()
 	sum := sha256.Sum256(text)
+	compiled := policy.Compile(served)
 	s.cur.Store(&snapshot{
-		policy:  policy.Compile(served),
+		policy:  compiled,
+		domain:  hasDomain(compiled),
 		served:  text,
 		etag:    `"` + hex.EncodeToString(sum[:12]) + `"`,
 		modTime: modTime.UTC().Truncate(time.Second),
-		hash:    hash,
+		file:    file,
 		missing: missing,
 	})
 }
 
-// readRobots reads the file, following symbolic links (Kubernetes
-// ConfigMaps), up to maxRobotsFile bytes. A non-empty read is returned only
-// when the file's size and time did not change around it, so a write racing
-// the read is never taken for the file; after a few tries it gives up with
-// errUnsettled. An empty read is returned at once: load decides whether to
-// believe it (see emptyGrace).
-func readRobots(path string) ([]byte, time.Time, error) {
-	const tries, pause = 5, 20 * time.Millisecond
-	for i := 1; ; i++ {
-		data, modTime, err := readRobotsOnce(path)
-		if err != nil || len(data) == 0 {
-			return data, modTime, err
-		}
-		st, err := os.Stat(path)
-		if err == nil && st.Size() == int64(len(data)) && st.ModTime().Equal(modTime) {
-			return data, modTime, nil
-		}
-		if i == tries {
-			return nil, time.Time{}, errUnsettled
-		}
-		time.Sleep(pause)
+// readRobots reads the start of the file that policy.ParseHead uses (the
+// first policy.MaxSize+1 bytes; the rest of a larger file is never read),
+// following symbolic links (Kubernetes ConfigMaps). Only a regular file is
+// read: a FIFO or a device could block or never end. It returns
+// errChanging, with what it read, when the file's size or time changed
+// during the read.
+func readRobots(path string) ([]byte, fileStamp, error) {
+	// Refuse anything but a regular file before opening it: opening a FIFO
+	// blocks until a writer comes.
+	if st, err := os.Stat(path); err != nil {
+		return nil, fileStamp{}, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fileStamp{}, fmt.Errorf("%s is not a regular file", path)
 	}
-}
-
-func readRobotsOnce(path string) ([]byte, time.Time, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, fileStamp{}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	before, err := f.Stat()
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, fileStamp{}, err
 	}
-	if st.IsDir() {
-		return nil, time.Time{}, fmt.Errorf("%s is a directory", path)
+	if !before.Mode().IsRegular() {
+		return nil, fileStamp{}, fmt.Errorf("%s is not a regular file", path)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxRobotsFile+1))
+	data, err := io.ReadAll(io.LimitReader(f, policy.MaxSize+1))
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, fileStamp{}, err
 	}
-	if len(data) > maxRobotsFile {
-		return nil, time.Time{}, fmt.Errorf("%s is larger than %d bytes", path, maxRobotsFile)
+	file := fileStamp{size: before.Size(), modTime: before.ModTime(), hash: sha256.Sum256(data), read: true}
+	last := data
+	if file.size > int64(len(data)) {
+		// Only the last byte of the rest: whether the file ends a line.
+		last = make([]byte, 1)
+		if _, err := f.ReadAt(last, file.size-1); err != nil {
+			last = nil
+		}
 	}
-	// The time after the read: a write that raced the read shows here.
-	if st, err = f.Stat(); err != nil {
-		return nil, time.Time{}, err
+	file.endsLine = len(last) == 0 && file.size == 0 || len(last) > 0 && (last[len(last)-1] == '\n' || last[len(last)-1] == '\r')
+	after, err := f.Stat()
+	if err != nil {
+		return nil, fileStamp{}, err
 	}
-	return data, st.ModTime(), nil
+	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || file.size <= policy.MaxSize && int64(len(data)) != file.size {
+		return data, file, errChanging
+	}
+	return data, file, nil
 }
 
 // debounce is how long the watcher waits for a burst of events (an editor's
@@ -242,19 +379,19 @@ const debounce = 50 * time.Millisecond
 
 // watch watches the file's directory, not the file: atomic saves by rename,
 // editor swap files, delete-and-recreate and symlink flips all replace the
-// file's inode, which a watch on the file itself would lose.
+// file's inode, which a watch on the file itself would lose. A directory
+// that is itself replaced (moved away and made again) is watched again, at
+// once when its removal is seen, else by the poller.
 func (s *source) watch(ctx context.Context) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
 	}
-	if err := w.Add(filepath.Dir(s.path)); err != nil {
-		w.Close()
-		return err
-	}
 	s.mu.Lock()
 	s.watcher = w
+	err = s.watchDirLocked()
 	s.mu.Unlock()
+	dir := filepath.Dir(s.path)
 	go func() {
 		var timer *time.Timer
 		var fire <-chan time.Time
@@ -265,16 +402,19 @@ func (s *source) watch(ctx context.Context) error {
 					timer.Stop()
 				}
 				return
-			case _, ok := <-w.Events:
+			case ev, ok := <-w.Events:
 				if !ok {
 					return
+				}
+				if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+					// The directory itself went away; its watch is gone.
+					s.rewatch(true)
 				}
 				// Any change in the directory may be the file's: a
 				// ConfigMap flips a "..data" symlink, an editor renames a
 				// swap file. The reload compares content, so extra events
 				// cost a read. The timer runs from the first event of a
-				// burst and is not pushed back by later ones, so a file
-				// rewritten without pause is still reloaded every debounce.
+				// burst and is not pushed back by later ones.
 				if fire != nil {
 					continue
 				}
@@ -288,18 +428,66 @@ func (s *source) watch(ctx context.Context) error {
 				if !ok {
 					return
 				}
-				s.logger.Warn("robots.txt watcher error", zap.Error(err))
+				s.logger.Warn("robots.txt watcher error", zap.String("file", s.path), zap.Error(err))
 			case <-fire:
 				fire = nil
-				s.load(false)
+				s.load()
 			}
 		}
 	}()
+	return err
+}
+
+// watchDirLocked (re)watches the file's directory and remembers which
+// directory it is. The caller holds s.mu.
+func (s *source) watchDirLocked() error {
+	dir := filepath.Dir(s.path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		s.watchedDir = nil
+		return err
+	}
+	_ = s.watcher.Remove(dir) // a stale watch on a replaced directory, if any
+	if err := s.watcher.Add(dir); err != nil {
+		s.watchedDir = nil
+		return err
+	}
+	s.watchedDir = st
 	return nil
 }
 
-// poll re-checks the file's size and time every interval: a safety net for
-// file systems where change events do not arrive.
+// rewatch watches the directory again if it was replaced or its watch was
+// lost (lost tells that the watcher saw it go), and then loads the file,
+// whose events may have been missed. It reports whether it re-established
+// the watch.
+func (s *source) rewatch(lost bool) bool {
+	s.mu.Lock()
+	if s.watcher == nil || s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	if lost {
+		s.watchedDir = nil
+	}
+	if s.watchedDir != nil {
+		if st, err := os.Stat(filepath.Dir(s.path)); err != nil || os.SameFile(st, s.watchedDir) {
+			s.mu.Unlock()
+			return false // the same directory, or none to watch yet
+		}
+	}
+	err := s.watchDirLocked()
+	s.mu.Unlock()
+	if err != nil {
+		return false
+	}
+	s.logger.Info("watching the robots.txt folder again (it was replaced)", zap.String("dir", filepath.Dir(s.path)))
+	s.load()
+	return true
+}
+
+// poll re-checks the file's size and time every interval, a safety net for
+// file systems where change events do not arrive; it also re-establishes a
+// lost directory watch and reminds of a missing file.
 func (s *source) poll(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -307,16 +495,23 @@ func (s *source) poll(ctx context.Context, interval time.Duration) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case now := <-t.C:
+			if s.rewatch(false) {
+				continue
+			}
 			st, err := os.Stat(s.path)
-			stamp := fileStamp{}
+			stamp := statStamp{}
 			if err == nil {
-				stamp = fileStamp{size: st.Size(), modTime: st.ModTime(), ok: true}
+				stamp = statStamp{size: st.Size(), modTime: st.ModTime(), ok: true}
 			}
-			if stamp != s.lastStat {
-				s.lastStat = stamp
-				s.load(false)
+			s.mu.Lock()
+			changed := stamp != s.lastStat
+			s.lastStat = stamp
+			s.mu.Unlock()
+			if changed {
+				s.load()
 			}
+			s.remindMissing(now)
 		}
 	}
 }
@@ -326,6 +521,9 @@ func (s *source) poll(ctx context.Context, interval time.Duration) {
 func (s *source) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.closed && !s.missingSince.IsZero() {
+		s.metrics.robotsMissing(-1)
+	}
 	s.closed = true
 	if s.retry != nil {
 		s.retry.Stop()

@@ -2,12 +2,13 @@ package caddymodule
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"os"
+	"slices"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -54,49 +55,102 @@ type webBotAuth struct {
 	counters   [4]prometheus.Counter // by signature.Outcome
 }
 
-// provisionWebBotAuth sets up the verification of signed agents, when
-// configured. Values are checked here, before they are used, for the
-// Caddyfile and JSON alike.
-func (h *Handler) provisionWebBotAuth(ctx caddy.Context) error {
-	c := h.WebBotAuth
+// webBotAuthSettings is the checked web_bot_auth configuration: the keys
+// read from the pinned files and the verifier's options.
+type webBotAuthSettings struct {
+	pinned map[string]map[string]*signature.Key // agent origin -> keys
+	fetch  bool
+	opts   signature.Options // without Keys and Nonces
+	nonces int
+}
+
+// checkWebBotAuth checks the web_bot_auth block and reads the pinned key
+// files; it is part of checkConfig (nil: not configured). Its errors are
+// *configError.
+func checkWebBotAuth(c *WebBotAuthConfig) (*webBotAuthSettings, error) {
 	if c == nil {
-		return nil
+		return nil, nil
 	}
-	switch {
-	case c.MaxValidity < 0:
-		return fmt.Errorf("web_bot_auth: max_validity: must not be negative, got %v", time.Duration(c.MaxValidity))
-	case c.ClockSkew < 0:
-		return fmt.Errorf("web_bot_auth: clock_skew: must not be negative, got %v", time.Duration(c.ClockSkew))
-	case c.NonceCache < 0:
-		return fmt.Errorf("web_bot_auth: nonce_cache: must not be negative, got %d", c.NonceCache)
+	for _, d := range []struct {
+		path string
+		v    caddy.Duration
+	}{{"web_bot_auth.max_validity", c.MaxValidity}, {"web_bot_auth.clock_skew", c.ClockSkew}} {
+		if d.v < 0 {
+			return nil, &configError{d.path, errAboveZero(time.Duration(d.v))}
+		}
 	}
-	w := &webBotAuth{classifier: h.classifier}
-	if c.FetchDirectories == nil || *c.FetchDirectories {
+	if c.NonceCache < 0 {
+		return nil, &configError{"web_bot_auth.nonce_cache", errAtLeast(1, c.NonceCache)}
+	}
+	s := &webBotAuthSettings{
+		pinned: map[string]map[string]*signature.Key{},
+		fetch:  c.FetchDirectories == nil || *c.FetchDirectories,
+		opts:   signature.Options{MaxValidity: time.Duration(c.MaxValidity), ClockSkew: time.Duration(c.ClockSkew)},
+		nonces: c.NonceCache,
+	}
+	for _, agent := range slices.Sorted(maps.Keys(c.TrustedAgents)) {
+		path := "web_bot_auth.trusted_agents." + agent
+		origin, err := signature.AgentOrigin(agent)
+		if err != nil {
+			return nil, &configError{path, err}
+		}
+		if _, dup := s.pinned[origin]; dup {
+			return nil, bad(path, "%s is already pinned", origin)
+		}
+		keys, err := loadJWKS(c.TrustedAgents[agent])
+		if err != nil {
+			return nil, &configError{path, err}
+		}
+		s.pinned[origin] = keys
+	}
+	return s, nil
+}
+
+// loadJWKS reads a pinned key file, at most maxRangesFile bytes of a
+// regular file, like the verify ranges files.
+func loadJWKS(file string) (map[string]*signature.Key, error) {
+	st, err := os.Stat(file)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", file)
+	}
+	if st.Size() > maxRangesFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", file, maxRangesFile)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	keys, err := signature.ParseJWKS(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	return keys, nil
+}
+
+// newWebBotAuth sets up the verification of signed agents from checked
+// settings (nil: not configured).
+func newWebBotAuth(ctx caddy.Context, s *webBotAuthSettings, classifier *uaclass.Classifier) (*webBotAuth, error) {
+	if s == nil {
+		return nil, nil
+	}
+	w := &webBotAuth{classifier: classifier}
+	if s.fetch {
 		w.dirs = signature.NewDirectories(signature.DirectoryOptions{})
 	}
 	keys := signature.NewKeyring(w.dirs)
-	agents := make([]string, 0, len(c.TrustedAgents))
-	for agent := range c.TrustedAgents {
-		agents = append(agents, agent)
-	}
-	sort.Strings(agents)
-	for _, agent := range agents {
-		_, err := signature.AgentOrigin(agent)
-		var jwks map[string]*signature.Key
-		if err == nil {
-			jwks, err = signature.LoadJWKS(c.TrustedAgents[agent])
-		}
-		if err == nil {
-			err = keys.Pin(agent, jwks)
-		}
-		if err != nil {
+	for origin, pinned := range s.pinned {
+		if err := keys.Pin(origin, pinned); err != nil {
 			w.close()
-			return fmt.Errorf("web_bot_auth: trusted_agent %s: %v", agent, err)
+			return nil, fmt.Errorf("robots_guard: web_bot_auth.trusted_agents.%s: %v", origin, err)
 		}
 	}
-	opts := signature.Options{Keys: keys, MaxValidity: time.Duration(c.MaxValidity), ClockSkew: time.Duration(c.ClockSkew)}
-	if c.NonceCache > 0 {
-		opts.Nonces = signature.NewNonceCache(c.NonceCache)
+	opts := s.opts
+	opts.Keys = keys
+	if s.nonces > 0 {
+		opts.Nonces = signature.NewNonceCache(s.nonces)
 	}
 	w.verifier = signature.NewVerifier(opts)
 	w.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -107,14 +161,13 @@ func (h *Handler) provisionWebBotAuth(ctx caddy.Context) error {
 		var err error
 		if w.outcomes, err = registerOrExisting(reg, w.outcomes); err != nil {
 			w.close()
-			return fmt.Errorf("registering metrics: %v", err)
+			return nil, fmt.Errorf("robots_guard: registering metrics: %v", err)
 		}
 	}
 	for _, o := range []signature.Outcome{signature.Verified, signature.Invalid, signature.Unverified} {
 		w.counters[o] = w.outcomes.WithLabelValues(o.String())
 	}
-	h.webBotAuth = w
-	return nil
+	return w, nil
 }
 
 // close ends the directory fetches in flight. It is nil-safe.
@@ -170,7 +223,8 @@ func appendSignatureFields(fields []zap.Field, res *signature.Result) []zap.Fiel
 	return fields
 }
 
-// unmarshalWebBotAuth reads the web_bot_auth block:
+// webBotAuthOption reads the web_bot_auth block of the robots_guard
+// directive:
 //
 //	web_bot_auth {
 //	    trusted_agent     <agent-url> <jwks-file>
@@ -179,54 +233,47 @@ func appendSignatureFields(fields []zap.Field, res *signature.Result) []zap.Fiel
 //	    clock_skew        <duration>
 //	    nonce_cache       <entries>
 //	}
-func (h *Handler) unmarshalWebBotAuth(d *caddyfile.Dispenser) error {
-	if d.NextArg() {
-		return d.Errf("robots_guard: web_bot_auth: unexpected argument '%s' (options go in a block)", d.Val())
+var webBotAuthOption = caddyfileOption{read: func(h *Handler, r *optionReader) error {
+	if h.WebBotAuth == nil {
+		h.WebBotAuth = &WebBotAuthConfig{}
 	}
-	c := &WebBotAuthConfig{}
-	h.WebBotAuth = c
-	seen := map[string]bool{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		if seen[opt] && opt != "trusted_agent" {
-			return d.Errf("robots_guard: web_bot_auth: option '%s' already specified", opt)
-		}
-		seen[opt] = true
-		var err error
-		switch opt {
-		case "trusted_agent":
-			args := d.RemainingArgs()
-			if len(args) != 2 {
-				return d.Errf("robots_guard: web_bot_auth: trusted_agent: want <agent-url> <jwks-file>, got %d arguments", len(args))
-			}
-			origin, oerr := signature.AgentOrigin(args[0])
-			if oerr != nil {
-				return d.Errf("robots_guard: web_bot_auth: trusted_agent: %v", oerr)
-			}
-			if c.TrustedAgents == nil {
-				c.TrustedAgents = map[string]string{}
-			}
-			if _, dup := c.TrustedAgents[origin]; dup {
-				return d.Errf("robots_guard: web_bot_auth: trusted_agent: %s is already pinned", origin)
-			}
-			c.TrustedAgents[origin] = args[1]
-		case "fetch_directories":
-			var on bool
-			if on, err = onOff(d); err == nil {
-				c.FetchDirectories = &on
-			}
-		case "max_validity":
-			c.MaxValidity, err = durationArg(d, "web_bot_auth "+opt)
-		case "clock_skew":
-			c.ClockSkew, err = durationArg(d, "web_bot_auth "+opt)
-		case "nonce_cache":
-			c.NonceCache, err = intArg(d, "web_bot_auth "+opt, 1)
-		default:
-			return d.Errf("robots_guard: web_bot_auth: unrecognized option '%s'", opt)
-		}
+	r.set("web_bot_auth")
+	if r.d.NextArg() {
+		return r.errf("unexpected argument '%s' (options go in a block)", r.d.Val())
+	}
+	return readOptions(h, r, r.d.Nesting(), webBotAuthOptions, "web_bot_auth")
+}}
+
+// webBotAuthOptions are the options of the web_bot_auth block.
+var webBotAuthOptions = map[string]caddyfileOption{
+	"trusted_agent": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(2, 2, "<agent-url> <jwks-file>")
 		if err != nil {
 			return err
 		}
-	}
-	return nil
+		c := h.WebBotAuth
+		if c.TrustedAgents == nil {
+			c.TrustedAgents = map[string]string{}
+		}
+		if _, dup := c.TrustedAgents[args[0]]; dup {
+			return r.errf("%s is already pinned", args[0])
+		}
+		c.TrustedAgents[args[0]] = args[1]
+		r.set("web_bot_auth.trusted_agents." + args[0])
+		return nil
+	}},
+	"fetch_directories": {read: func(h *Handler, r *optionReader) error {
+		on, err := r.set("web_bot_auth.fetch_directories").onOff()
+		h.WebBotAuth.FetchDirectories = &on
+		return err
+	}},
+	"max_validity": {read: func(h *Handler, r *optionReader) error {
+		return r.set("web_bot_auth.max_validity").positiveDuration(&h.WebBotAuth.MaxValidity)
+	}},
+	"clock_skew": {read: func(h *Handler, r *optionReader) error {
+		return r.set("web_bot_auth.clock_skew").positiveDuration(&h.WebBotAuth.ClockSkew)
+	}},
+	"nonce_cache": {read: func(h *Handler, r *optionReader) error {
+		return r.set("web_bot_auth.nonce_cache").positiveInt(&h.WebBotAuth.NonceCache)
+	}},
 }

@@ -106,7 +106,13 @@ func classifyKey(key string) (fieldKind, string) {
 // reference parser, a Crawl-delay or unknown field also ends the run of
 // User-agent lines, but, as RFC 9309 section 2.2.4 requires and unlike the
 // reference parser, a Sitemap line does not.
-func Parse(data []byte) *Robots {
+func Parse(data []byte) *Robots { return ParseHead(data, int64(len(data))) }
+
+// ParseHead is [Parse] for a file of size bytes of which data holds the
+// start: all of it, or at least its first MaxSize+1 bytes. A caller reading
+// a file need not read more than Parse uses, and the lint warning still
+// counts the bytes ignored.
+func ParseHead(data []byte, size int64) *Robots {
 	r := &Robots{}
 	if len(data) > MaxSize {
 		cut := MaxSize
@@ -114,7 +120,7 @@ func Parse(data []byte) *Robots {
 		if i := bytes.LastIndexAny(data[:cut], "\r\n"); i >= 0 {
 			cut = i + 1
 		}
-		r.truncated = len(data) - cut
+		r.truncated = int(max(size, int64(len(data))) - int64(cut))
 		data = data[:cut]
 	}
 	p := parser{r: r}

@@ -159,3 +159,20 @@ func BenchmarkClassifyChurn(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkClassifyCorpus measures uncached classification over every
+// string of the committed corpus (testdata/corpus), browsers and bots in
+// the proportions the corpus has.
+func BenchmarkClassifyCorpus(b *testing.B) {
+	entries := loadCorpus(b)
+	c, err := New(Options{CacheBytes: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		c.Classify(entries[i%len(entries)].ua)
+		i++
+	}
+}

@@ -34,8 +34,12 @@ type Bot struct {
 	// matched case-insensitively, as whole words: a phrase that starts or ends
 	// with a letter or digit must not continue a longer word, so "Exabot"
 	// does not match "Alexabot". A leading '^' anchors a phrase at the start
-	// of the User-Agent; a phrase that ends in '/' matches only a product
-	// token with a version, as in "Code/1.85".
+	// of the User-Agent and a trailing '$' at its end; a phrase that ends in
+	// '/' matches only a product token with a version, as in "Code/1.85".
+	// Phrases match only where the User-Agent names a product (its start, a
+	// product outside comments, the start of a comment entry), never in a
+	// build ID, a device model or another product's comment; phrases with a
+	// URL or mail fragment ("yandex.com/bots") match anywhere.
 	Match []string `json:"match"`
 	// Class is the bot's class.
 	Class Class `json:"class"`

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mssola/useragent"
-
 	"github.com/robotsguard/robotsguard/policy"
 )
 
@@ -15,13 +13,23 @@ type Result struct {
 	// Class is the client's class.
 	Class Class
 	// Tokens are the robots.txt product tokens a site would write in
-	// User-agent for this client, lower-cased, most specific first (for
-	// example googlebot-image, then googlebot). Browsers and unknown clients
-	// have none. The slice is shared and must not be modified.
+	// User-agent for this client, lower-cased, most specific first: the
+	// client's own product names as written (hyphenated names whole), then
+	// the database entry's family (for example msnbot-media, then msnbot;
+	// googlebot-image, then googlebot). Browsers and unknown clients have
+	// none. The slice is shared and must not be modified.
 	Tokens []string
 	// Bot is the database entry that matched, or nil. It is shared and must
 	// not be modified.
 	Bot *Bot
+	// BrowserLike reports whether the client should get a browser's limits:
+	// true for every [Browser], and for an [Unknown] client that looks like
+	// one (a "Mozilla/..." string with a rendering engine such as
+	// AppleWebKit, Gecko or Trident) and names no robot. A person's page
+	// load fetches dozens of resources at once; such a client is not yet
+	// known to be a person, so robots.txt still applies to it, but it should
+	// not be paced like a script.
+	BrowserLike bool
 }
 
 // UserTriggered reports whether the client is a fetcher acting on a person's
@@ -166,22 +174,66 @@ func (c *Classifier) classify(ua string) Result {
 		return Result{}
 	}
 	var buf [512]byte
-	lower := appendLower(buf[:0], s)
-	if i := c.index.find(string(lower)); i >= 0 {
-		return c.results[i]
+	lower := string(appendLower(buf[:0], s))
+	if m := c.index.find(lower); m.bot >= 0 {
+		r := c.results[m.bot]
+		if r.Class == Browser {
+			return r
+		}
+		var own [4]string
+		names := own[:0]
+		switch {
+		case m.suffix:
+			// "zoho-scrapy" is not Scrapy: its own name only.
+			if tok := policy.ProductToken(lower[m.at:]); tok != "" {
+				names = appendToken(names, tok)
+			}
+			return Result{Class: r.Class, Tokens: joinTokens(names, nil), Bot: r.Bot}
+		case r.Class == Bad:
+			// A harvester gets no good name's group by adding it.
+		default:
+			names = ownNames(names, s, lower)
+		}
+		if m.at >= 0 {
+			if tok := policy.ProductToken(lower[m.at:]); len(tok) >= m.n {
+				names = appendToken(names, tok) // "msnbot-media" for msnbot
+			}
+		}
+		if len(names) == 0 || len(names) == 1 && names[0] == r.Tokens[0] {
+			return r
+		}
+		r.Tokens = joinTokens(names, r.Tokens)
+		return r
 	}
-	if tok, ok := declaredBot(s); ok {
-		return Result{Class: OtherBot, Tokens: tokenList(tok)}
+	if tok, ok := declaredBot(s, lower); ok {
+		var own [4]string
+		return Result{Class: OtherBot, Tokens: joinTokens(ownNames(own[:0], s, lower), tokenList(tok))}
 	}
-	if isBrowser(s) {
-		return Result{Class: Browser}
+	browser, looksLike := browserKind(s, lower)
+	if browser {
+		return Result{Class: Browser, BrowserLike: true}
 	}
 	// A client that names itself with a product and version is a script or
-	// tool; "Mozilla/..." that is no recognisable browser stays unknown.
-	if tok := policy.ProductToken(s); tok != "" && tok != "mozilla" && len(tok) < len(s) && s[len(tok)] == '/' {
+	// tool; "Mozilla/..." that is no recognisable browser stays unknown,
+	// with browser limits when it has a rendering engine.
+	if tok := policy.ProductToken(lower); tok != "" && tok != "mozilla" && len(tok) < len(s) && s[len(tok)] == '/' && !looksLike {
 		return Result{Class: Script, Tokens: []string{tok}}
 	}
-	return Result{}
+	return Result{BrowserLike: looksLike && strings.Contains(lower, "mozilla")}
+}
+
+// joinTokens returns own, then the tokens of tail that own lacks, in a new
+// slice.
+func joinTokens(own, tail []string) []string {
+	out := make([]string, 0, len(own)+len(tail))
+	out = append(out, own...)
+	for _, t := range tail {
+		out = appendToken(out, t)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 func tokenList(tok string) []string {
@@ -200,90 +252,4 @@ func appendLower(dst []byte, s string) []byte {
 		dst = append(dst, c)
 	}
 	return dst
-}
-
-// botSuffixes are the endings of self-declared robot names.
-var botSuffixes = []string{"bot", "crawler", "spider", "scraper", "fetcher", "robot"}
-
-// declaredBot reports whether s declares itself a robot and returns its
-// product token: a product token with a version ("FooBot/1.0") or an entry
-// of a "compatible;" comment ("(compatible; FooBot; ...)") whose name ends in
-// bot, crawler, spider, scraper, fetcher or robot, or an info URL such as
-// "+http://example.com/bot". Device names in a browser's platform comment
-// ("Android 10; CUBOT X19") are neither, so they do not count.
-func declaredBot(s string) (string, bool) {
-	lower := string(appendLower(make([]byte, 0, len(s)), s)) // same length as s, unlike strings.ToLower
-	// Product tokens with a version, anywhere.
-	for i := 0; i < len(s); {
-		n := tokenRun(s[i:])
-		if n == 0 {
-			i++
-			continue
-		}
-		name := lower[i : i+n]
-		if i+n < len(s) && s[i+n] == '/' && hasBotSuffix(name) {
-			return policy.ProductToken(s[i:]), true
-		}
-		i += n
-	}
-	// Entries of "compatible;" comments.
-	if k := strings.Index(lower, "compatible;"); k >= 0 {
-		rest := s[k+len("compatible;"):]
-		if end := strings.IndexByte(rest, ')'); end >= 0 {
-			rest = rest[:end]
-		}
-		first := ""
-		for _, part := range strings.Split(rest, ";") {
-			part = strings.TrimSpace(part)
-			tok := policy.ProductToken(part)
-			if first == "" && tok != "" && !strings.HasPrefix(tok, "msie") {
-				first = tok
-			}
-			if tok != "" && hasBotSuffix(tok) {
-				return tok, true
-			}
-		}
-		if strings.Contains(lower, "+http") || strings.Contains(lower, "+www.") {
-			return first, true
-		}
-	}
-	if strings.Contains(lower, "+http") || strings.Contains(lower, "+www.") {
-		if tok := policy.ProductToken(s); tok != "mozilla" {
-			return tok, true
-		}
-		return "", true
-	}
-	return "", false
-}
-
-func tokenRun(s string) int {
-	n := 0
-	for n < len(s) && (isAlnum(s[n]) || s[n] == '-' || s[n] == '_') {
-		n++
-	}
-	return n
-}
-
-func hasBotSuffix(name string) bool {
-	for _, suf := range botSuffixes {
-		if strings.HasSuffix(name, suf) {
-			return true
-		}
-	}
-	return false
-}
-
-// browserEngines are the rendering engines of real browsers, as
-// mssola/useragent names them.
-var browserEngines = map[string]bool{"AppleWebKit": true, "Gecko": true, "Trident": true, "Presto": true, "EdgeHTML": true, "Blink": true}
-
-// isBrowser reports whether s is a person's browser: mssola/useragent must
-// find a platform and a browser engine and must not see a bot.
-func isBrowser(s string) bool {
-	ua := useragent.New(s)
-	if ua.Bot() || ua.Platform() == "" {
-		return false
-	}
-	engine, _ := ua.Engine()
-	return browserEngines[engine]
 }

@@ -16,7 +16,15 @@
 //   - [Verifier], which checks claims with forward-confirmed reverse DNS or
 //     published IP ranges ([LoadRanges]) and returns a [Verdict].
 //
-// Browsers are recognised with github.com/mssola/useragent; a browser-looking
+// Database names match only where a User-Agent names a product (its start,
+// a product outside comments, the start of a comment entry), never in a
+// build ID, a device model or another product's comment. A browser-looking
 // string that names a bot ("... (compatible; Googlebot/2.1; ...)") is that
-// bot. The package does not import Caddy.
+// bot. Browsers are recognised by their engine, product and platform words
+// (Opera Presto, UC Browser, QQ Browser, Windows Mobile, Konqueror, TV and
+// console browsers, text browsers, carriers' phone browsers, device or app
+// names before the browser string), with github.com/mssola/useragent as a
+// fallback; [Result.BrowserLike] marks browsers and unknown browser-looking
+// strings, which deserve a browser's rate limits. The package does not
+// import Caddy.
 package uaclass

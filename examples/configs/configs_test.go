@@ -20,7 +20,7 @@ import (
 // TestExampleConfigs: every example Caddyfile is formatted, adapts without
 // warnings, and passes Caddy's validation (every module provisioned, as
 // `caddy validate` does), with its absolute paths moved to a temporary
-// directory.
+// directory; a server that trusts proxies reads them strictly.
 func TestExampleConfigs(t *testing.T) {
 	files, err := filepath.Glob("*.Caddyfile")
 	if err != nil || len(files) == 0 {
@@ -64,6 +64,33 @@ func TestExampleConfigs(t *testing.T) {
 			if err := caddy.Validate(&cfg); err != nil {
 				t.Errorf("validate: %v", err)
 			}
+			checkStrictProxies(t, out)
 		})
+	}
+}
+
+// checkStrictProxies: a server that trusts proxies reads X-Forwarded-For
+// strictly, from the right. Proxies append to the header, so the left-most
+// address is the client's own claim: without strict mode any client could
+// get any address blocked by robots_guard and dodge its own block.
+func checkStrictProxies(t *testing.T, adapted []byte) {
+	t.Helper()
+	var cfg struct {
+		Apps struct {
+			HTTP struct {
+				Servers map[string]struct {
+					TrustedProxies       json.RawMessage `json:"trusted_proxies"`
+					TrustedProxiesStrict int             `json:"trusted_proxies_strict"`
+				} `json:"servers"`
+			} `json:"http"`
+		} `json:"apps"`
+	}
+	if err := json.Unmarshal(adapted, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for name, srv := range cfg.Apps.HTTP.Servers {
+		if srv.TrustedProxies != nil && srv.TrustedProxiesStrict == 0 {
+			t.Errorf("server %s trusts proxies without trusted_proxies_strict", name)
+		}
 	}
 }

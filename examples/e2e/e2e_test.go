@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -68,7 +69,26 @@ type server struct {
 	backend   string // base URL of the backend, without robots_guard
 	robots    string // path of the site's robots.txt
 	moduleLog string
-	output    *bytes.Buffer
+	output    *syncBuffer // Caddy's stdout and stderr: its main log
+}
+
+// syncBuffer is a bytes.Buffer that Caddy's output can be written to while
+// a test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 type options struct {
@@ -76,6 +96,7 @@ type options struct {
 	guard      string // extra robots_guard options
 	backend    string // "reverse_proxy" (default) or "file_server"
 	trustProxy bool   // trust X-Forwarded-For from loopback
+	robotsPath string // where the site's robots.txt lives; "" for site/robots.txt
 }
 
 func freePort(t *testing.T) int {
@@ -115,7 +136,10 @@ func start(t *testing.T, o options) *server {
 	t.Helper()
 	dir := t.TempDir()
 	copyDir(t, "../site", filepath.Join(dir, "site"))
-	s := &server{dir: dir, robots: filepath.Join(dir, "site", "robots.txt"), moduleLog: filepath.Join(dir, "robots_guard.log"), output: &bytes.Buffer{}}
+	s := &server{dir: dir, robots: filepath.Join(dir, "site", "robots.txt"), moduleLog: filepath.Join(dir, "robots_guard.log"), output: &syncBuffer{}}
+	if o.robotsPath != "" {
+		s.robots = o.robotsPath
+	}
 	if o.robots != "" {
 		if err := os.WriteFile(s.robots, []byte(o.robots), 0o644); err != nil {
 			t.Fatal(err)
@@ -657,13 +681,14 @@ func waitStatus(t *testing.T, s *server, path, ua string, want int) {
 	}
 }
 
-// logged reports whether the module log has an entry whose message or
-// fields contain text.
+// logged reports whether the module's decision log or Caddy's main log
+// (where reload problems go) has an entry whose message or fields contain
+// text.
 func (s *server) logged(t *testing.T, text string) bool {
 	t.Helper()
 	data, err := os.ReadFile(s.moduleLog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bytes.Contains(data, []byte(text))
+	return bytes.Contains(data, []byte(text)) || strings.Contains(s.output.String(), text)
 }

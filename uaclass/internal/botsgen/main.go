@@ -7,9 +7,12 @@
 //   - robots.json from ai-robots-txt/ai.robots.txt (MIT): the robots.txt
 //     tokens and operators of AI crawlers and fetchers;
 //   - curated.json beside this file: the classes of the tags, phrases for the
-//     patterns that are real regular expressions, tokens, parents and
-//     verification methods of the major crawlers, user-triggered fetchers,
-//     and the bad-bot list.
+//     patterns that are real regular expressions (an empty list drops a
+//     pattern whose examples are people's browsers, such as an Android build
+//     ID; "^" and "$" anchor a phrase at the start and end of the
+//     User-Agent), tokens, parents and verification methods of the major
+//     crawlers, user-triggered fetchers, operators' classes (health checks
+//     are monitors) and the bad-bot list.
 //
 // Run it through go generate in the uaclass folder.
 package main

@@ -1,0 +1,43 @@
+package caddymodule
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/robotsguard/robotsguard/policy"
+)
+
+// relativeRef returns the relative reference to a canonical target, for
+// the Link header and redirects where robots.txt names no Domain: the
+// request's Host header, which any client sets, is never echoed into a
+// response that a shared cache may keep.
+func relativeRef(target string) string {
+	if strings.HasPrefix(target, "//") || strings.HasPrefix(target, "/\\") {
+		// "//x/" alone would be read as a host; "/./" keeps it a path.
+		return "/." + target
+	}
+	return target
+}
+
+// hasDomain reports whether a policy's canonical URLs name a Domain of
+// their own rather than the request's host.
+func hasDomain(p *policy.Policy) bool {
+	u, _, _ := p.Canonical(nil, "http", "", "/")
+	return u != "http:///"
+}
+
+// redirect answers with a 301 to ref, which is sent as it is: unlike
+// http.Redirect, it does not clean the path, so the canonical URL is the
+// one the Link header names.
+func redirect(w http.ResponseWriter, r *http.Request, ref string) {
+	w.Header().Set("Location", ref)
+	if r.Method == http.MethodGet {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	}
+	w.WriteHeader(http.StatusMovedPermanently)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write([]byte("<a href=\"" + htmlEscaper.Replace(ref) + "\">Moved Permanently</a>.\n"))
+	}
+}
+
+var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")

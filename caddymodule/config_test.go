@@ -1,0 +1,311 @@
+package caddymodule
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+)
+
+// provisionJSON decodes a handler's JSON config as Caddy does and
+// provisions it.
+func provisionJSON(t testing.TB, js string) (*Handler, error) {
+	t.Helper()
+	var h Handler
+	if err := caddy.StrictUnmarshalJSON([]byte(js), &h); err != nil {
+		return nil, err
+	}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	err := h.Provision(ctx)
+	_ = h.Cleanup()
+	return &h, err
+}
+
+// TestConfigErrors: every option with a bad value, in both config forms,
+// fails with a message that names the option, and in the Caddyfile the
+// line; the JSON form fails in Provision, before any value is used, and
+// never panics. Where a form cannot express the bad value, its column is
+// empty (a JSON type error is Caddy's own).
+func TestConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	badRanges := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(badRanges, []byte(`{"prefixes": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testKey := filepath.Join(dir, "test-key.jwks") // the RFC 9421 example key
+	if err := os.WriteFile(testKey, []byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agentKey := newTestAgentKey(t).jwks
+	const classes = "(want one of browser, search, ai, seo, social, monitor, script, bad, bot, unknown)"
+	covered := map[string]bool{}
+	defer func() {
+		for name := range caddyfileOptions {
+			if !covered[name] {
+				t.Errorf("option %s has no bad value in the table", name)
+			}
+		}
+	}()
+	for _, tc := range []struct {
+		caddyfile, wantCaddyfile string
+		json, wantJSON           string
+	}{
+		{"robots_guard robots.txt", "robots_guard: unexpected argument 'robots.txt' (name the robots.txt file with the robots option), at Testfile:1", "", ""},
+		{"bogus 1", "robots_guard: unrecognized option 'bogus', at Testfile:2", `"bogus": 1`, `unknown field "bogus"`},
+		{"strikess 3", "robots_guard: unrecognized option 'strikess' (did you mean 'strikes'?), at Testfile:2", "", ""},
+		{"x_robot_tag /x noindex", "robots_guard: unrecognized option 'x_robot_tag' (did you mean 'x_robots_tag'?), at Testfile:2", "", ""},
+		{"robots\n robots /b", "robots_guard: robots: want one argument, got 0, at Testfile:2", "", ""},
+		{"robots /a\n robots /b", "robots_guard: option 'robots' already specified, at Testfile:3", "", ""},
+		{"serve_robots maybe", "robots_guard: serve_robots: want on or off, got 'maybe', at Testfile:2", `"serve_robots": "maybe"`, "cannot unmarshal string"},
+		{"mode loud", `robots_guard: mode: unknown mode "loud" (want enforce or dry_run), at Testfile:2`, `"mode": "loud"`, `robots_guard: mode: unknown mode "loud" (want enforce or dry_run)`},
+		{"mode enforce\n mode dry_run", "robots_guard: option 'mode' already specified, at Testfile:3", "", ""},
+		{"block_class ai\n block_class robots", `robots_guard: block_class: unknown class "robots" ` + classes + `, at Testfile:3`, `"block_classes": ["ai", "robots"]`, `robots_guard: block_classes[1]: unknown class "robots" ` + classes},
+		{"block_class browser", "robots_guard: block_class: refusing to block browsers, at Testfile:2", `"block_classes": ["browser"]`, "robots_guard: block_classes[0]: refusing to block browsers"},
+		{"block_class", "robots_guard: block_class: want at least one argument, got 0 arguments, at Testfile:2", "", ""},
+		{"trap /ok/ private", `robots_guard: trap: path "private" must start with '/' or '*', at Testfile:2`, `"traps": ["/ok/", "private"]`, `robots_guard: traps[1]: path "private" must start with '/' or '*'`},
+		{"sitemap /sitemap.xml", `robots_guard: sitemap: "/sitemap.xml" is not an absolute http(s) URL, at Testfile:2`, `"sitemaps": ["not-a-url"]`, `robots_guard: sitemaps[0]: "not-a-url" is not an absolute http(s) URL`},
+		{"", "", `"sitemaps": ["https://example.com/a\nDisallow: /"]`, `robots_guard: sitemaps[0]: "https://example.com/a\nDisallow: /" contains white space or control characters`},
+		{"crawl_delay soon", "robots_guard: crawl_delay: 'soon' is not a duration, at Testfile:2", `"crawl_delay": "soon"`, "invalid duration"},
+		{"crawl_delay 0s", "robots_guard: crawl_delay: must be above 0, got 0s, at Testfile:2", "", ""},
+		{"crawl_delay -1s", "robots_guard: crawl_delay: must be above 0, got -1s, at Testfile:2", `"crawl_delay": -1000000000`, "robots_guard: crawl_delay: must be above 0, got -1s"},
+		{"rate ai", "robots_guard: rate: want <class> <duration>, got 1 arguments, at Testfile:2", "", ""},
+		{"rate alien 1s", `robots_guard: rate: unknown class "alien" ` + classes + `, at Testfile:2`, `"rates": {"alien": 1}`, `robots_guard: rates.alien: unknown class "alien" ` + classes},
+		{"rate ai fast", "robots_guard: rate: 'fast' is not a duration, at Testfile:2", "", ""},
+		{"rate ai -1s", "robots_guard: rate: must not be negative, got -1s, at Testfile:2", `"rates": {"ai": -1000000000}`, "robots_guard: rates.ai: must not be negative, got -1s"},
+		{"rate ai 1s\n rate ai 2s", "robots_guard: rate: class 'ai' already has a rate, at Testfile:3", "", ""},
+		{"burst 0", "robots_guard: burst: must be at least 1, got 0, at Testfile:2", "", ""},
+		{"burst -2", "robots_guard: burst: must be at least 1, got -2, at Testfile:2", `"burst": -2`, "robots_guard: burst: must be at least 1, got -2"},
+		{"grace -2", "robots_guard: grace: must be at least -1, got -2, at Testfile:2", `"grace": -2`, "robots_guard: grace: must be at least -1, got -2"},
+		{"strikes many", "robots_guard: strikes: 'many' is not a whole number, at Testfile:2", `"strikes": "many"`, "cannot unmarshal string"},
+		{"strikes 0", "robots_guard: strikes: must be at least 1, got 0, at Testfile:2", `"strikes": -1`, "robots_guard: strikes: must be at least 1, got -1"},
+		{"window 0s", "robots_guard: window: must be above 0, got 0s, at Testfile:2", `"window": -1000000000`, "robots_guard: window: must be above 0, got -1s"},
+		{"cooldown", "robots_guard: cooldown: want <duration> [<max>], got 0 arguments, at Testfile:2", "", ""},
+		{"cooldown x", "robots_guard: cooldown: 'x' is not a duration, at Testfile:2", "", ""},
+		{"cooldown -1h", "robots_guard: cooldown: must be above 0, got -1h0m0s, at Testfile:2", `"cooldown": -3600000000000`, "robots_guard: cooldown: must be above 0, got -1h0m0s"},
+		{"cooldown 1h 0s", "robots_guard: cooldown <max>: must be above 0, got 0s, at Testfile:2", `"max_cooldown": -1`, "robots_guard: max_cooldown: must be above 0, got -1ns"},
+		{"cooldown 1h 1m", "robots_guard: cooldown <max>: 1m0s is shorter than cooldown 1h0m0s, at Testfile:2", `"cooldown": 3600000000000, "max_cooldown": 60000000000`, "robots_guard: max_cooldown: 1m0s is shorter than cooldown 1h0m0s"},
+		{"cooldown 48h", "robots_guard: max cooldown 24h0m0s is shorter than cooldown 48h0m0s, at Testfile:1", `"cooldown": 172800000000000`, "robots_guard: max cooldown 24h0m0s is shorter than cooldown 48h0m0s"},
+		{"tarpit", "robots_guard: tarpit: want <duration> [<max held>], got 0 arguments, at Testfile:2", "", ""},
+		{"tarpit 0s", "robots_guard: tarpit: must be above 0, got 0s, at Testfile:2", `"tarpit": -1000000000`, "robots_guard: tarpit: must be above 0, got -1s"},
+		{"tarpit 10s many", "robots_guard: tarpit <max held>: 'many' is not a whole number, at Testfile:2", "", ""},
+		{"tarpit 10s 0", "robots_guard: tarpit <max held>: must be at least 1, got 0, at Testfile:2", `"tarpit_max": -1`, "robots_guard: tarpit_max: must be at least 1, got -1"},
+		{"tarpit 10s -1", "robots_guard: tarpit <max held>: must be at least 1, got -1, at Testfile:2", `"tarpit": 10000000000, "tarpit_max": -1`, "robots_guard: tarpit_max: must be at least 1, got -1"},
+		{"escalate_verified_search on", "robots_guard: escalate_verified_search: takes no arguments, got 'on', at Testfile:2", `"escalate_verified_search": "on"`, "cannot unmarshal string"},
+		{"allow_bad_agents yes", "robots_guard: allow_bad_agents: takes no arguments, got 'yes', at Testfile:2", "", ""},
+		{"allow_impostors yes", "robots_guard: allow_impostors: takes no arguments, got 'yes', at Testfile:2", "", ""},
+		{"user_triggered_skip_global yes", "robots_guard: user_triggered_skip_global: takes no arguments, got 'yes', at Testfile:2", "", ""},
+		{"allow_ip 10.0.0.0/33", `robots_guard: allow_ip: invalid IP range "10.0.0.0/33", at Testfile:2`, `"allow_ips": ["10.0.0.0/33"]`, `robots_guard: allow_ips[0]: invalid IP range "10.0.0.0/33"`},
+		{"allow_ip localhost", `robots_guard: allow_ip: invalid IP "localhost", at Testfile:2`, `"allow_ips": ["300.1.1.1"]`, `robots_guard: allow_ips[0]: invalid IP "300.1.1.1"`},
+		{"allow_token /x", `robots_guard: allow_token: "/x" is not a product token, at Testfile:2`, `"allow_tokens": ["/x"]`, `robots_guard: allow_tokens[0]: "/x" is not a product token`},
+		{"verify on", "robots_guard: verify: want 'off' or a block, got 'on', at Testfile:2", "", ""},
+		{"verify {\n  wait forever\n }", "robots_guard: verify wait: 'forever' is not a duration, at Testfile:3", "", ""},
+		{"verify {\n  wait 0s\n }", "robots_guard: verify wait: must be above 0, got 0s, at Testfile:3", `"verify": {"wait": -1000000000}`, "robots_guard: verify.wait: must be above 0, got -1s"},
+		{"verify {\n  lookup_timeout 0s\n }", "robots_guard: verify lookup_timeout: must be above 0, got 0s, at Testfile:3", `"verify": {"lookup_timeout": -1000000000}`, "robots_guard: verify.lookup_timeout: must be above 0, got -1s"},
+		{"verify {\n  ttl 0s\n }", "robots_guard: verify ttl: must be above 0, got 0s, at Testfile:3", `"verify": {"ttl": -1000000000}`, "robots_guard: verify.ttl: must be above 0, got -1s"},
+		{"verify {\n  ranges gptbot\n }", "robots_guard: verify ranges: want <token> <file>, got 1 arguments, at Testfile:3", "", ""},
+		{"verify {\n  wait 1s\n  ranges gptbot /nonexistent/gptbot.json\n }", "robots_guard: verify ranges: /nonexistent/gptbot.json: no such file or directory, at Testfile:4", `"verify": {"ranges": {"gptbot": "/nonexistent/gptbot.json"}}`, "robots_guard: verify.ranges.gptbot: /nonexistent/gptbot.json: no such file or directory"},
+		{"verify {\n  ranges gptbot " + badRanges + "\n }", "robots_guard: verify ranges: " + badRanges + ": parsing IP ranges: no prefixes, at Testfile:3", `"verify": {"ranges": {"gptbot": "` + badRanges + `"}}`, "robots_guard: verify.ranges.gptbot: " + badRanges + ": parsing IP ranges: no prefixes"},
+		{"verify {\n  ranges gptbot /dev/zero\n }", "robots_guard: verify ranges: /dev/zero is not a regular file, at Testfile:3", `"verify": {"ranges": {"gptbot": "/dev/zero"}}`, "robots_guard: verify.ranges.gptbot: /dev/zero is not a regular file"},
+		{"verify {\n  ranges /x " + badRanges + "\n }", `robots_guard: verify ranges: "/x" is not a product token, at Testfile:3`, "", ""},
+		{"verify {\n  dns 1.1.1.1\n }", "robots_guard: verify: unrecognized option 'dns', at Testfile:3", "", ""},
+		{"verify {\n  wiat 1s\n }", "robots_guard: verify: unrecognized option 'wiat' (did you mean 'wait'?), at Testfile:3", "", ""},
+		{"web_bot_auth on", "robots_guard: web_bot_auth: unexpected argument 'on' (options go in a block), at Testfile:2", "", ""},
+		{"web_bot_auth {\n  trusted_agent https://a.example\n }", "robots_guard: web_bot_auth trusted_agent: want <agent-url> <jwks-file>, got 1 arguments, at Testfile:3", "", ""},
+		{"web_bot_auth {\n  trusted_agent http://a.example /x\n }", `robots_guard: web_bot_auth trusted_agent: agent "http://a.example" is not an https URI, at Testfile:3`, `"web_bot_auth": {"trusted_agents": {"http://a.example": "/x"}}`, `robots_guard: web_bot_auth.trusted_agents.http://a.example: agent "http://a.example" is not an https URI`},
+		{"web_bot_auth {\n  trusted_agent https://a.example/keys /x\n }", `robots_guard: web_bot_auth trusted_agent: agent "https://a.example/keys" is not an origin (https://host[:port]), at Testfile:3`, "", ""},
+		{"web_bot_auth {\n  trusted_agent https://a.example /nonexistent/a.jwks\n }", "robots_guard: web_bot_auth trusted_agent: /nonexistent/a.jwks: no such file or directory, at Testfile:3", `"web_bot_auth": {"trusted_agents": {"https://a.example": "/nonexistent/a.jwks"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: /nonexistent/a.jwks: no such file or directory"},
+		{"web_bot_auth {\n  trusted_agent https://a.example " + testKey + "\n }", "robots_guard: web_bot_auth trusted_agent: " + testKey + ": key 0: the RFC 9421 example key must not be trusted, at Testfile:3", `"web_bot_auth": {"trusted_agents": {"https://a.example": "` + testKey + `"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: " + testKey + ": key 0: the RFC 9421 example key must not be trusted"},
+		{"web_bot_auth {\n  trusted_agent https://a.example /x\n  trusted_agent https://a.example /y\n }", "robots_guard: web_bot_auth trusted_agent: https://a.example is already pinned, at Testfile:4", `"web_bot_auth": {"trusted_agents": {"https://a.example": "` + agentKey + `", "https://A.example:443": "` + agentKey + `"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: https://a.example is already pinned"},
+		{"web_bot_auth {\n  fetch_directories maybe\n }", "robots_guard: web_bot_auth fetch_directories: want on or off, got 'maybe', at Testfile:3", `"web_bot_auth": {"fetch_directories": "maybe"}`, "cannot unmarshal string"},
+		{"web_bot_auth {\n  max_validity 0s\n }", "robots_guard: web_bot_auth max_validity: must be above 0, got 0s, at Testfile:3", `"web_bot_auth": {"max_validity": -1}`, "robots_guard: web_bot_auth.max_validity: must be above 0, got -1ns"},
+		{"web_bot_auth {\n  clock_skew soon\n }", "robots_guard: web_bot_auth clock_skew: 'soon' is not a duration, at Testfile:3", `"web_bot_auth": {"clock_skew": -1}`, "robots_guard: web_bot_auth.clock_skew: must be above 0, got -1ns"},
+		{"web_bot_auth {\n  nonce_cache 0\n }", "robots_guard: web_bot_auth nonce_cache: must be at least 1, got 0, at Testfile:3", `"web_bot_auth": {"nonce_cache": -5}`, "robots_guard: web_bot_auth.nonce_cache: must be at least 1, got -5"},
+		{"web_bot_auth {\n  max_validity 1h\n  max_validity 2h\n }", "robots_guard: web_bot_auth: option 'max_validity' already specified, at Testfile:4", "", ""},
+		{"web_bot_auth {\n  tag web-bot-auth\n }", "robots_guard: web_bot_auth: unrecognized option 'tag', at Testfile:3", "", ""},
+		{"bot x ai", "robots_guard: bot: want <token> <class> <match phrase...>, got 2 arguments, at Testfile:2", "", ""},
+		{"bot x alien X", `robots_guard: bot: unknown class "alien" ` + classes + `, at Testfile:2`, "", ""},
+		{"bot X ai X", `robots_guard: bot: bot "X": token "X" is not a lower-case product token (want "x"), at Testfile:2`, `"bots": [{"token": "X", "class": "ai", "name": "X", "match": ["X"]}]`, `robots_guard: bots[0]: bot "X": token "X" is not a lower-case product token (want "x")`},
+		{"max_clients 0", "robots_guard: max_clients: must be at least 1, got 0, at Testfile:2", `"max_clients": -5`, "robots_guard: max_clients: must be at least 1, got -5"},
+		{"state_ttl never", "robots_guard: state_ttl: 'never' is not a duration, at Testfile:2", "", ""},
+		{"state_ttl 0s", "robots_guard: state_ttl: must be above 0, got 0s, at Testfile:2", `"state_ttl": -1000000000`, "robots_guard: state_ttl: must be above 0, got -1s"},
+		{"ua_cache lots", "robots_guard: ua_cache: 'lots' is not a size (e.g. 4MiB), at Testfile:2", `"ua_cache": "4MiB"`, "cannot unmarshal string"},
+		{"ua_cache 0", "robots_guard: ua_cache: must be above 0, got 0, at Testfile:2", "", ""},
+		{"zone", "robots_guard: zone: want one argument, got 0, at Testfile:2", "", ""},
+		{"deny 200", "robots_guard: deny: 200 is not an error status (400-599), at Testfile:2", `"deny_status": 200`, "robots_guard: deny_status: 200 is not an error status (400-599)"},
+		{"deny nope", "robots_guard: deny: 'nope' is not a whole number, at Testfile:2", "", ""},
+		{"throttle", "robots_guard: throttle: want <status> [<body>], got 0 arguments, at Testfile:2", "", ""},
+		{"throttle 600 slow", "robots_guard: throttle: 600 is not an error status (400-599), at Testfile:2", `"throttle_status": 600`, "robots_guard: throttle_status: 600 is not an error status (400-599)"},
+		{"log_allowed 2", "robots_guard: log_allowed: 2 is not a fraction between 0 and 1, at Testfile:2", `"log_allowed": -0.5`, "robots_guard: log_allowed: -0.5 is not a fraction between 0 and 1"},
+		{"log_allowed NaN", "robots_guard: log_allowed: 'NaN' is not a number, at Testfile:2", "", ""},
+		{"x_robots_tag /x", "robots_guard: x_robots_tag: want <pattern> [<agent>:] <directive...>, got 1 arguments, at Testfile:2", `"x_robots_tags": [{"pattern": "/x"}]`, "robots_guard: x_robots_tags[0]: no directives for /x"},
+		{"x_robots_tag /a noindex\n x_robots_tag x noindex", `robots_guard: x_robots_tag: pattern "x" must start with '/' or '*', at Testfile:3`, `"x_robots_tags": [{"pattern": "/a", "directives": ["noindex"]}, {"pattern": "x", "directives": ["noindex"]}]`, `robots_guard: x_robots_tags[1]: pattern "x" must start with '/' or '*'`},
+		{"x_robots_tag /x noindx", `robots_guard: x_robots_tag: unknown indexing directive "noindx", at Testfile:2`, `"x_robots_tags": [{"pattern": "/x", "directives": ["noindx"]}]`, `robots_guard: x_robots_tags[0]: unknown indexing directive "noindx"`},
+		{"x_robots_tag /x max-snippet:lots", `robots_guard: x_robots_tag: invalid indexing directive "max-snippet:lots", at Testfile:2`, "", ""},
+		{"x_robots_tag /x /bot: noindex", `robots_guard: x_robots_tag: agent "/bot" is not a product token, at Testfile:2`, `"x_robots_tags": [{"pattern": "/x", "agent": "/bot", "directives": ["noindex"]}]`, `robots_guard: x_robots_tags[0]: agent "/bot" is not a product token`},
+		{"canonical always", `robots_guard: canonical: unknown mode "always" (want redirect, header or off), at Testfile:2`, `"canonical": "always"`, `robots_guard: canonical: unknown mode "always" (want redirect, header or off)`},
+		{"canonical_redirect_humans please", "robots_guard: canonical_redirect_humans: takes no arguments, got 'please', at Testfile:2", "", ""},
+	} {
+		covered[strings.Fields(tc.caddyfile + " -")[0]] = true
+		if tc.caddyfile != "" {
+			input := tc.caddyfile
+			if !strings.HasPrefix(input, "robots_guard") {
+				input = "robots_guard {\n " + input + "\n}"
+			}
+			_, err := unmarshal(t, input)
+			if err == nil || err.Error() != tc.wantCaddyfile {
+				t.Errorf("Caddyfile %q:\n got error %v\nwant error %s", tc.caddyfile, err, tc.wantCaddyfile)
+			}
+		}
+		if tc.json != "" {
+			_, err := provisionJSON(t, "{"+tc.json+"}")
+			if err == nil || !strings.Contains(err.Error(), tc.wantJSON) || strings.HasPrefix(tc.wantJSON, "robots_guard:") && err.Error() != tc.wantJSON {
+				t.Errorf("JSON %s:\n got error %v\nwant error %s", tc.json, err, tc.wantJSON)
+			}
+		}
+	}
+}
+
+// TestConfigDefaults: Provision writes the handler's own defaults into its
+// fields, once, for an empty config; the Caddyfile adapter leaves them out
+// of the JSON (TestCaddyfileOptions).
+func TestConfigDefaults(t *testing.T) {
+	h, err := provisionJSON(t, `{"verify": {"disabled": true}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Mode != "enforce" || h.Canonical != "redirect" || h.Zone != "default" || h.DenyStatus != 403 || h.ThrottleStatus != 429 || !h.serve || h.TarpitMax != 0 {
+		t.Errorf("defaults: mode %q, canonical %q, zone %q, deny %d, throttle %d, serve %v, tarpit_max %d",
+			h.Mode, h.Canonical, h.Zone, h.DenyStatus, h.ThrottleStatus, h.serve, h.TarpitMax)
+	}
+	h, err = provisionJSON(t, `{"verify": {"disabled": true}, "tarpit": 1000000000, "serve_robots": false}`)
+	if err != nil || h.TarpitMax != 100 || cap(h.tarpit) != 100 || h.serve {
+		t.Errorf("tarpit_max default with a tarpit: %d (cap %d), serve %v, %v", h.TarpitMax, cap(h.tarpit), h.serve, err)
+	}
+}
+
+// TestConfigNamesAgree: the Caddyfile and JSON names of an option agree:
+// the same name, or the plural of a repeatable option's name, or a
+// documented shorthand that sets more than one field.
+func TestConfigNamesAgree(t *testing.T) {
+	shorthand := map[string][]string{
+		"cooldown": {"cooldown", "max_cooldown"},
+		"tarpit":   {"tarpit", "tarpit_max"},
+		"deny":     {"deny_status", "deny_body"},
+		"throttle": {"throttle_status", "throttle_body"},
+	}
+	var jsonNames []string
+	for f := range reflect.TypeFor[Handler]().Fields() {
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			jsonNames = append(jsonNames, strings.Split(tag, ",")[0])
+		}
+	}
+	covered := map[string]bool{}
+	for name, opt := range caddyfileOptions {
+		want := []string{name}
+		switch {
+		case shorthand[name] != nil:
+			want = shorthand[name]
+		case opt.repeatable && strings.HasSuffix(name, "s"):
+			want = []string{name + "es"}
+		case opt.repeatable:
+			want = []string{name + "s"}
+		}
+		for _, w := range want {
+			if !slices.Contains(jsonNames, w) {
+				t.Errorf("Caddyfile option %s: no JSON field %s", name, w)
+			}
+			covered[w] = true
+		}
+	}
+	for _, n := range jsonNames {
+		if !covered[n] {
+			t.Errorf("JSON field %s has no Caddyfile option", n)
+		}
+	}
+}
+
+// TestConfigFieldsDocumented: every config field has a doc comment of its
+// own that states its default, as Caddy's JSON docs show it.
+func TestConfigFieldsDocumented(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "handler.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	ast.Inspect(f, func(node ast.Node) bool {
+		ts, ok := node.(*ast.TypeSpec)
+		if !ok || ts.Name.Name != "Handler" && ts.Name.Name != "VerifyConfig" {
+			return true
+		}
+		for _, field := range ts.Type.(*ast.StructType).Fields.List {
+			if field.Tag == nil || !field.Names[0].IsExported() {
+				continue
+			}
+			n++
+			name := field.Names[0].Name
+			switch {
+			case len(field.Names) > 1:
+				t.Errorf("%s.%s shares its comment with %s", ts.Name.Name, name, field.Names[1].Name)
+			case field.Doc == nil || !strings.HasPrefix(field.Doc.Text(), name+" "):
+				t.Errorf("%s.%s has no doc comment of its own", ts.Name.Name, name)
+			case !strings.Contains(field.Doc.Text(), "Default:"):
+				t.Errorf("%s.%s: the doc comment does not state the default", ts.Name.Name, name)
+			}
+		}
+		return false
+	})
+	if n < 40 {
+		t.Errorf("checked only %d fields", n)
+	}
+}
+
+// TestReadmeListsOptions: the README's Caddyfile reference names every
+// option.
+func TestReadmeListsOptions(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range caddyfileOptions {
+		if !strings.Contains(string(readme), "| `"+name) {
+			t.Errorf("the README's Caddyfile reference lacks %s", name)
+		}
+	}
+	for name := range verifyOptions {
+		if !strings.Contains(string(readme), "        "+name) && !strings.Contains(string(readme), "\t\t"+name) {
+			t.Errorf("the README's verify block lacks %s", name)
+		}
+	}
+}
+
+// FuzzConfigJSON: any JSON config is refused with an error or provisioned;
+// Provision never panics on a value.
+func FuzzConfigJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"tarpit_max": -1}`,
+		`{"tarpit": 1, "tarpit_max": 9223372036854775807}`,
+		`{"sitemaps": ["not-a-url"], "verify": {"disabled": true}}`,
+		`{"rates": {"ai": -1, "bogus": 1}, "crawl_delay": -5}`,
+		`{"max_clients": 9223372036854775807, "ua_cache": -1, "state_ttl": 1, "verify": {"disabled": true}}`,
+		`{"cooldown": 9223372036854775807, "max_cooldown": 1, "window": -1}`,
+		`{"x_robots_tags": [{"pattern": "", "directives": []}], "bots": [{"token": "", "match": []}]}`,
+		`{"robots": "/dev/zero", "verify": {"ranges": {"x": "/dev/stdin"}, "wait": -1}}`,
+		`{"robots": "/", "zone": "", "deny_status": 99, "log_allowed": 1e308, "canonical": "off", "serve_robots": false, "verify": {"disabled": true}}`,
+		`{"block_classes": ["browser", "ai"], "allow_ips": ["::/0", "1.2.3.4/40"], "allow_tokens": [""]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, js string) {
+		_, _ = provisionJSON(t, js)
+	})
+}
