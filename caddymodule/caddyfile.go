@@ -63,6 +63,13 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        ttl            <duration>
 //	        ranges         <token> <file>
 //	    }
+//	    web_bot_auth {
+//	        trusted_agent     <agent-url> <jwks-file>
+//	        fetch_directories on|off
+//	        max_validity      <duration>
+//	        clock_skew        <duration>
+//	        nonce_cache       <entries>
+//	    }
 //	    bot              <token> <class> <match phrase...>
 //	    ipv4_prefix      <bits>
 //	    ipv6_prefix      <bits>
@@ -298,6 +305,7 @@ var caddyfileOptions = map[string]caddyfileOption{
 		}
 		return readOptions(h, r, d.Nesting(), verifyOptions, "verify")
 	}},
+	"web_bot_auth": webBotAuthOption,
 	"bot": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		args, err := r.args(3, -1, "<token> <class> <match phrase...>")
 		if err != nil {

@@ -56,6 +56,8 @@ type settings struct {
 	index   indexRules
 	// verify is nil when verification is off.
 	verify *uaclass.VerifierOptions
+	// webBotAuth is nil when web_bot_auth is not configured.
+	webBotAuth *webBotAuthSettings
 }
 
 // checkConfig checks every value of the configuration and fills in the
@@ -205,6 +207,11 @@ func (h *Handler) checkConfig() (*settings, error) {
 		}
 		s.verify = opts
 	}
+	wba, err := checkWebBotAuth(h.WebBotAuth)
+	if err != nil {
+		return nil, err
+	}
+	s.webBotAuth = wba
 	for i := range h.Bots {
 		if err := h.Bots[i].Validate(); err != nil {
 			return nil, &configError{fmt.Sprintf("bots[%d]", i), err}

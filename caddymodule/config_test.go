@@ -41,6 +41,11 @@ func TestConfigErrors(t *testing.T) {
 	if err := os.WriteFile(badRanges, []byte(`{"prefixes": []}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	testKey := filepath.Join(dir, "test-key.jwks") // the RFC 9421 example key
+	if err := os.WriteFile(testKey, []byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agentKey := newTestAgentKey(t).jwks
 	const classes = "(want one of browser, search, ai, seo, social, monitor, script, bad, bot, unknown)"
 	covered := map[string]bool{}
 	defer func() {
@@ -118,6 +123,19 @@ func TestConfigErrors(t *testing.T) {
 		{"verify {\n  ranges /x " + badRanges + "\n }", `robots_guard: verify ranges: "/x" is not a product token, at Testfile:3`, "", ""},
 		{"verify {\n  dns 1.1.1.1\n }", "robots_guard: verify: unrecognized option 'dns', at Testfile:3", "", ""},
 		{"verify {\n  wiat 1s\n }", "robots_guard: verify: unrecognized option 'wiat' (did you mean 'wait'?), at Testfile:3", "", ""},
+		{"web_bot_auth on", "robots_guard: web_bot_auth: unexpected argument 'on' (options go in a block), at Testfile:2", "", ""},
+		{"web_bot_auth {\n  trusted_agent https://a.example\n }", "robots_guard: web_bot_auth trusted_agent: want <agent-url> <jwks-file>, got 1 arguments, at Testfile:3", "", ""},
+		{"web_bot_auth {\n  trusted_agent http://a.example /x\n }", `robots_guard: web_bot_auth trusted_agent: agent "http://a.example" is not an https URI, at Testfile:3`, `"web_bot_auth": {"trusted_agents": {"http://a.example": "/x"}}`, `robots_guard: web_bot_auth.trusted_agents.http://a.example: agent "http://a.example" is not an https URI`},
+		{"web_bot_auth {\n  trusted_agent https://a.example/keys /x\n }", `robots_guard: web_bot_auth trusted_agent: agent "https://a.example/keys" is not an origin (https://host[:port]), at Testfile:3`, "", ""},
+		{"web_bot_auth {\n  trusted_agent https://a.example /nonexistent/a.jwks\n }", "robots_guard: web_bot_auth trusted_agent: /nonexistent/a.jwks: no such file or directory, at Testfile:3", `"web_bot_auth": {"trusted_agents": {"https://a.example": "/nonexistent/a.jwks"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: /nonexistent/a.jwks: no such file or directory"},
+		{"web_bot_auth {\n  trusted_agent https://a.example " + testKey + "\n }", "robots_guard: web_bot_auth trusted_agent: " + testKey + ": key 0: the RFC 9421 example key must not be trusted, at Testfile:3", `"web_bot_auth": {"trusted_agents": {"https://a.example": "` + testKey + `"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: " + testKey + ": key 0: the RFC 9421 example key must not be trusted"},
+		{"web_bot_auth {\n  trusted_agent https://a.example /x\n  trusted_agent https://a.example /y\n }", "robots_guard: web_bot_auth trusted_agent: https://a.example is already pinned, at Testfile:4", `"web_bot_auth": {"trusted_agents": {"https://a.example": "` + agentKey + `", "https://A.example:443": "` + agentKey + `"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: https://a.example is already pinned"},
+		{"web_bot_auth {\n  fetch_directories maybe\n }", "robots_guard: web_bot_auth fetch_directories: want on or off, got 'maybe', at Testfile:3", `"web_bot_auth": {"fetch_directories": "maybe"}`, "cannot unmarshal string"},
+		{"web_bot_auth {\n  max_validity 0s\n }", "robots_guard: web_bot_auth max_validity: must be above 0, got 0s, at Testfile:3", `"web_bot_auth": {"max_validity": -1}`, "robots_guard: web_bot_auth.max_validity: must be above 0, got -1ns"},
+		{"web_bot_auth {\n  clock_skew soon\n }", "robots_guard: web_bot_auth clock_skew: 'soon' is not a duration, at Testfile:3", `"web_bot_auth": {"clock_skew": -1}`, "robots_guard: web_bot_auth.clock_skew: must be above 0, got -1ns"},
+		{"web_bot_auth {\n  nonce_cache 0\n }", "robots_guard: web_bot_auth nonce_cache: must be at least 1, got 0, at Testfile:3", `"web_bot_auth": {"nonce_cache": -5}`, "robots_guard: web_bot_auth.nonce_cache: must be at least 1, got -5"},
+		{"web_bot_auth {\n  max_validity 1h\n  max_validity 2h\n }", "robots_guard: web_bot_auth: option 'max_validity' already specified, at Testfile:4", "", ""},
+		{"web_bot_auth {\n  tag web-bot-auth\n }", "robots_guard: web_bot_auth: unrecognized option 'tag', at Testfile:3", "", ""},
 		{"bot x ai", "robots_guard: bot: want <token> <class> <match phrase...>, got 2 arguments, at Testfile:2", "", ""},
 		{"bot x alien X", `robots_guard: bot: unknown class "alien" ` + classes + `, at Testfile:2`, "", ""},
 		{"bot X ai X", `robots_guard: bot: bot "X": token "X" is not a lower-case product token (want "x"), at Testfile:2`, `"bots": [{"token": "X", "class": "ai", "name": "X", "match": ["X"]}]`, `robots_guard: bots[0]: bot "X": token "X" is not a lower-case product token (want "x")`},

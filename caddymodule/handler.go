@@ -22,6 +22,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -170,6 +171,9 @@ type Handler struct {
 	// crawlers. Default: on, with forward-confirmed reverse DNS.
 	Verify *VerifyConfig `json:"verify,omitempty"`
 
+	// WebBotAuth verifies signed agents (Web Bot Auth). Default: off.
+	WebBotAuth *WebBotAuthConfig `json:"web_bot_auth,omitempty"`
+
 	// Bots adds entries to the bot database or overrides them by token.
 	// Default: the built-in database only.
 	Bots []uaclass.Bot `json:"bots,omitempty"`
@@ -239,6 +243,7 @@ type Handler struct {
 	engine     *enforce.Engine
 	classifier *uaclass.Classifier
 	verifier   *uaclass.Verifier
+	webBotAuth *webBotAuth
 	source     *source
 	metrics    *metrics
 	shared     *sharedState
@@ -305,6 +310,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if set.verify != nil {
 		h.verifier = uaclass.NewVerifier(*set.verify)
 	}
+	if h.webBotAuth, err = newWebBotAuth(ctx, set.webBotAuth, h.classifier); err != nil {
+		return err
+	}
 	h.shared, err = joinState(h.Zone, h.MaxClients, h.MaxBlocks, time.Duration(h.StateTTL))
 	if err != nil {
 		return err
@@ -337,7 +345,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 type opsLog struct{}
 
 // CaddyModule gives the logger its name; opsLog is not a registered module.
-func (opsLog) CaddyModule() caddy.ModuleInfo { return caddy.ModuleInfo{ID: "robots_guard"} }
+func (opsLog) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: caddy.ModuleID(report.OpsLoggerName)}
+}
 
 // additions returns the served robots.txt's additions to the site's file:
 // a "Disallow: /" group for the known tokens of each blocked class, the
@@ -370,6 +380,7 @@ func (h *Handler) Cleanup() error {
 	if h.cancel != nil {
 		h.cancel()
 	}
+	h.webBotAuth.close()
 	if h.source != nil {
 		h.source.close()
 	}
@@ -410,7 +421,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Method: r.Method,
 		Host:   r.Host,
 	}
-	if h.verifier != nil && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
+	sig := h.webBotAuth.check(r, &req)
+	if h.verifier != nil && req.Verdict == uaclass.NotClaimed && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
 		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
 	}
 	v, err := h.decide(&req, snap.policy, requestURI(r), scheme(r))
@@ -425,7 +437,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.metrics.blockDropped(h.Zone)
 	}
 	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
-		h.logDecision(&req, &d, ua, r, snap)
+		h.logDecision(&req, &d, ua, r, snap, &sig)
 	}
 	if d.Enforced() {
 		if d.Action == enforce.Tarpit {

@@ -8,12 +8,13 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/report"
+	"github.com/robotsguard/robotsguard/signature"
 )
 
 // logDecision writes one structured entry for a decision: a report.Entry,
 // the one type that "caddy robots report" reads back. The message says
 // what happened.
-func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua string, r *http.Request, snap *snapshot) {
+func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua string, r *http.Request, snap *snapshot, sig *signature.Result) {
 	msg := "request allowed"
 	switch {
 	case d.Action != enforce.Allow && d.DryRun:
@@ -48,6 +49,12 @@ func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua stri
 	}
 	if b := req.UA.Bot; b != nil {
 		e.Bot, e.Operator = b.Name, b.Operator
+	}
+	if sig != nil && sig.Outcome != signature.None {
+		e.Signature, e.SignatureAgent = sig.Outcome.String(), sig.Agent
+		if sig.Err != nil && sig.Outcome != signature.Verified {
+			e.SignatureError = sig.Err.Error()
+		}
 	}
 	if d.Rule != nil {
 		e.RuleLine, e.Rule = d.Rule.Line, d.Rule.String()

@@ -83,6 +83,9 @@ type Request struct {
 	UA uaclass.Result
 	// Verdict is the outcome of verifying the client's bot claim.
 	Verdict uaclass.Verdict
+	// Signed marks a Verified agent whose Web Bot Auth signature verified:
+	// it is treated like a verified search crawler, whatever its class.
+	Signed bool
 	// Method and Host are the request's method and host, for logs.
 	Method, Host string
 	// Target is the request target as policy.ParseTarget reads it: its

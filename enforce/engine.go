@@ -137,13 +137,16 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return d
 	}
 
-	gentle := ua.Class == uaclass.Search && req.Verdict == uaclass.Verified && !e.cfg.EscalateVerifiedSearch
+	gentle := (ua.Class == uaclass.Search || req.Signed) && req.Verdict == uaclass.Verified && !e.cfg.EscalateVerifiedSearch
+	// A claimed search crawler whose verification did not finish is never
+	// blocked for it (issue 10, item 9); it is still refused and throttled.
+	unblockable := gentle || ua.Class == uaclass.Search && req.Verdict == uaclass.Unverified
 	if e.blockClass[ua.Class] || req.Invalid {
 		reason := ReasonBlockedClass
 		if !e.blockClass[ua.Class] {
 			reason = ReasonInvalid
 		}
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle, CheckAddr: true}))
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true}))
 		d.ReadRobots = out.AddrRobotsAt != 0
 		if out.Blocked {
 			reason = ReasonBlockedClient
@@ -161,7 +164,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	d.Group, d.Rule = res.Agent, res.Rule
 
 	if !res.Allowed {
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle, CheckAddr: true}))
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true}))
 		d.ReadRobots = out.AddrRobotsAt != 0
 		reason := ReasonDisallowed
 		if out.Blocked {
@@ -180,7 +183,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	op := Op{Peek: true, CheckAddr: true}
 	if interval > 0 {
 		op = e.op(Op{Interval: interval, Burst: burst, AddrInterval: interval / AddressShare, AddrBurst: burst * AddressShare,
-			Grace: e.cfg.Grace, Blockable: !gentle, CheckAddr: true})
+			Grace: e.cfg.Grace, Blockable: !unblockable, CheckAddr: true})
 		if gentle {
 			// Every violation is only logged.
 			op.Grace = math.MaxInt32

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -71,6 +72,12 @@ type Entry struct {
 	RetryAfter float64 `json:"retry_after,omitempty"`
 	// BlockedUntil is when the client's block ends.
 	BlockedUntil *Time `json:"blocked_until,omitempty"`
+	// Signature is the outcome of Web Bot Auth verification ("verified",
+	// "invalid", "unverified"; empty for an unsigned request), the agent
+	// the signature names and, for a failure, why.
+	Signature      string `json:"signature,omitempty"`
+	SignatureAgent string `json:"signature_agent,omitempty"`
+	SignatureError string `json:"signature_error,omitempty"`
 
 	// Problem fields, of the module's non-decision messages: the file
 	// concerned, the error and the robots.txt line.
@@ -117,6 +124,9 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	if e.BlockedUntil != nil && !e.BlockedUntil.IsZero() {
 		enc.AddString("blocked_until", e.BlockedUntil.UTC().Format(time.RFC3339Nano))
 	}
+	addString("signature", e.Signature)
+	addString("signature_agent", e.SignatureAgent)
+	addString("signature_error", e.SignatureError)
 	addString("file", e.File)
 	addString("error", e.Error)
 	if e.Line != 0 {
@@ -128,10 +138,23 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 // IsDecision reports whether the entry is a decision of the handler.
 func (e *Entry) IsDecision() bool { return e.Logger == LoggerName && e.Action != "" }
 
+// OpsLoggerName is the name of the module's logger of reload and
+// provisioning problems, kept apart from the decision logger so that they
+// reach Caddy's main log when decisions are routed to a file.
+const OpsLoggerName = "robots_guard"
+
 // IsModuleMessage reports whether the entry is one of the module's other
 // messages (reloads, provisioning, lint findings).
 func (e *Entry) IsModuleMessage() bool {
-	return e.Action == "" && (e.Logger == LoggerName || len(e.Logger) > len(LoggerName) && e.Logger[:len(LoggerName)+1] == LoggerName+".")
+	if e.Action != "" {
+		return false
+	}
+	for _, name := range []string{LoggerName, OpsLoggerName} {
+		if e.Logger == name || strings.HasPrefix(e.Logger, name+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // Token returns the most specific product token, or "".
