@@ -43,7 +43,8 @@ func TestEntryFields(t *testing.T) {
 		ClientIP: "192.0.2.1", UserAgent: "GPTBot/1.2", Class: "ai", Tokens: []string{"gptbot"}, Verification: "verified",
 		Method: "GET", Host: "example.com", URI: "/private/x?y=1", Action: "deny", Reason: "disallowed", Group: "*",
 		Strikes: 2, ReadRobots: true, DryRun: true, Bot: "GPTBot", Operator: "OpenAI", RuleLine: 3, Rule: "Disallow: /private/",
-		Zone: "shop", RobotsVersion: "0123456789ab", RetryAfter: 1.5, BlockedUntil: &until, File: "/srv/robots.txt", Error: "boom", Line: 7,
+		Zone: "shop", RobotsVersion: "0123456789ab", RetryAfter: 1.5, BlockedUntil: &until, Signature: "invalid", SignatureAgent: "https://agent.example", SignatureError: "expired",
+		File: "/srv/robots.txt", Error: "boom", Line: 7,
 	}
 	// Every field is set: a new field left at its zero value would not be
 	// checked.

@@ -221,7 +221,7 @@ func TestAbuseIPv6Prefix(t *testing.T) {
 	if !strings.Contains(out, "2001:db8:1::/64  (whole IP)") {
 		t.Errorf("caddy robots blocked:\n%s", out)
 	}
-	if out := s.caddy(t, "robots", "unblock", "2001:db8:1::1234"); !strings.Contains(out, "2001:db8:1::1234: 1 block(s) lifted") {
+	if out := s.caddy(t, "robots", "unblock", "2001:db8:1::1234"); !strings.Contains(out, "2001:db8:1::1234: 1 block lifted") {
 		t.Errorf("caddy robots unblock: %s", out)
 	}
 	s.expectGet(t, "after unblock", "/", abuseFirefox, "2001:db8:1::2", 200, "")

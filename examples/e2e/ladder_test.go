@@ -210,6 +210,7 @@ func checkBlockedAfterWindows(t *testing.T, ds []decision, strikes int) time.Dur
 		}
 	}
 	if firstThrottle < 0 || blockAt < 0 {
+		t.Logf("strikes: %s; decisions: %s", strings.Join(struck, ", "), summary(ds, 0))
 		t.Fatalf("throttled at %v, blocked at %v: want both", firstThrottle, blockAt)
 	}
 	t.Logf("first 429 at +%v; strikes %s; blocked at +%v", firstThrottle, strings.Join(struck, ", "), blockAt)
@@ -270,12 +271,14 @@ func TestScrapyDownloadDelay(t *testing.T) {
 }
 
 // TestScrapyIgnores429: a Scrapy crawl that keeps retrying its 429s at
-// once (RETRY_TIMES 50, 100 requests for one page) ignores them for longer
-// than strikes windows, and is blocked.
+// once (RETRY_TIMES 300, 100 requests for one page) ignores them for longer
+// than strikes windows, and is blocked. The retries must outlast five
+// one-second windows however fast the machine answers (about 1,500
+// requests a second here): a crawl that ended sooner would prove nothing.
 func TestScrapyIgnores429(t *testing.T) {
 	need(t, "scrapy")
 	s := start(t, options{guard: "log_allowed 1"})
-	res := runScrapy(t, s.front, 100, "RETRY_TIMES=50")
+	res := runScrapy(t, s.front, 100, "RETRY_TIMES=300")
 	ds := s.decisions(t, "Scrapy/")
 	took := checkBlockedAfterWindows(t, ds, 5)
 	t.Logf("Scrapy ignoring 429: statuses 200:%d 429:%d 403:%d, blocked %v after its first 429; decisions: %s",
