@@ -18,8 +18,16 @@ import (
 //
 // The query options are go-redis's (dial_timeout, pool_size, ...); a
 // timeout that the URL does not set is timeout, and failed commands are
-// not retried (the store falls back instead).
-func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
+// not retried, nor failed dials (the store falls back and reconnects
+// in the background instead).
+func Open(rawURL string, timeout time.Duration) (c redis.UniversalClient, err error) {
+	// go-redis panics on some option values (a negative pool_size makes a
+	// channel of negative size): a config value must never crash Caddy.
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, fmt.Errorf("bad option: %v", r)
+		}
+	}()
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "parse "))
@@ -37,6 +45,7 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.MaxRetries = timeouts(o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.MaxRetries, timeout)
+		o.DialerRetries = max(o.DialerRetries, 1)
 		return redis.NewClient(o), nil
 	case "cluster":
 		o, err := redis.ParseClusterURL(plain.String())
@@ -45,6 +54,7 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 		}
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.MaxRetries = timeouts(o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.MaxRetries, timeout)
 		o.MaxRedirects = max(o.MaxRedirects, 3)
+		o.DialerRetries = max(o.DialerRetries, 1)
 		return redis.NewClusterClient(o), nil
 	case "sentinel":
 		o, err := redis.ParseFailoverURL(plain.String())
@@ -55,6 +65,7 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 			return nil, fmt.Errorf("redis+sentinel:// needs ?master_name=NAME")
 		}
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.MaxRetries = timeouts(o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.MaxRetries, timeout)
+		o.DialerRetries = max(o.DialerRetries, 1)
 		return redis.NewFailoverClient(o), nil
 	}
 	return nil, fmt.Errorf("unknown scheme %q (want redis://, rediss://, unix://, redis+cluster:// or redis+sentinel://)", u.Scheme)
