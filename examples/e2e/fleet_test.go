@@ -331,3 +331,90 @@ func adminGet(t *testing.T, admin, path string) string {
 	}
 	return b.String()
 }
+
+// TestFleetLatency measures what the Redis store adds under load: wrk with
+// 64 connections through one instance on Redis and one on the in-process
+// store, interleaved in the same run (two rounds each), for a browser (one
+// read of the address's state a request), a bot over its rate (one Op a
+// request) and a blocked client (answered from the cache); it logs the p99
+// latencies and the round trips to Redis per request (the scripts' calls:
+// Redis counts the commands a script runs as commands too). It asserts no
+// timing (the machine is shared), only the round trips.
+func TestFleetLatency(t *testing.T) {
+	need(t, "wrk")
+	srv := redistest.Start(t)
+	onRedis := start(t, options{guard: "store redis " + srv.URL, trustProxy: true})
+	inProcess := start(t, options{trustProxy: true})
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	d := 3 * time.Second
+	if testing.Short() {
+		d = time.Second
+	}
+	client := 0
+	for _, kind := range []string{"browser", "bot", "blocked"} {
+		ua := map[string]string{"browser": fleetBrowser, "bot": fleetBot, "blocked": fleetBrowser}[kind]
+		p99 := map[string][]time.Duration{}
+		for round := range 2 {
+			for _, v := range []struct {
+				name string
+				s    *server
+			}{{"redis", onRedis}, {"memory", inProcess}} {
+				client++
+				ip := fmt.Sprintf("198.51.100.%d", client)
+				if kind == "blocked" {
+					if code, _ := get(t, v.s.front, "/private-archive/", ip, fleetBrowser); code != 403 {
+						t.Fatalf("trap: %d", code)
+					}
+				}
+				before := roundTrips(t, c)
+				lat, reqs := wrkLatency(t, v.s.front+"/about.html", ua, ip, d)
+				p99[v.name] = append(p99[v.name], lat)
+				if v.name == "memory" {
+					t.Logf("%s, round %d, memory: p99 %v, %d requests", kind, round+1, lat, reqs)
+					continue
+				}
+				perRequest := float64(roundTrips(t, c)-before) / float64(reqs)
+				t.Logf("%s, round %d, redis: p99 %v, %d requests, %.4f round trips per request", kind, round+1, lat, reqs, perRequest)
+				if kind == "blocked" && perRequest > 0.01 || kind != "blocked" && (perRequest < 0.9 || perRequest > 1.1) {
+					t.Errorf("%s: %.4f round trips per request", kind, perRequest)
+				}
+			}
+		}
+		added := (p99["redis"][0] + p99["redis"][1] - p99["memory"][0] - p99["memory"][1]) / 2
+		t.Logf("%s: p99 with Redis %v, in process %v: %v added (shared, loaded machine)", kind, p99["redis"], p99["memory"], added)
+	}
+}
+
+// roundTrips returns the scripts' calls Redis has served.
+func roundTrips(t *testing.T, c *redis.Client) int64 {
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(0)
+	for _, m := range regexp.MustCompile(`cmdstat_(?:evalsha|eval):calls=(\d+)`).FindAllStringSubmatch(info, -1) {
+		v, _ := strconv.ParseInt(m[1], 10, 64)
+		n += v
+	}
+	return n
+}
+
+// wrkLatency runs wrk with 64 connections as one client and returns the
+// p99 latency and the requests made.
+func wrkLatency(t *testing.T, url, ua, ip string, d time.Duration) (time.Duration, int) {
+	t.Helper()
+	out, err := exec.Command("wrk", "-t2", "-c64", "-d"+d.String(), "--latency", "-H", "User-Agent: "+ua, "-H", "X-Forwarded-For: "+ip, url).CombinedOutput()
+	if err != nil {
+		t.Fatalf("wrk: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`(?m)^\s+99%\s+([0-9.]+)(us|ms|s)\s*$`).FindStringSubmatch(string(out))
+	r := regexp.MustCompile(`(\d+) requests in`).FindStringSubmatch(string(out))
+	if m == nil || r == nil {
+		t.Fatalf("wrk printed no p99 or request count:\n%s", out)
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[m[2]]
+	n, _ := strconv.Atoi(r[1])
+	return time.Duration(v * float64(unit)), n
+}
