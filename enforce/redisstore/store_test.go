@@ -126,11 +126,16 @@ func TestSameOutcomes(t *testing.T) {
 	if testing.Short() {
 		seeds, ops = 4, 500
 	}
+	differential(t, seeds, ops, func(o Options) *Store { return storeOn(t, srv, o) })
+}
+
+// differential runs the differential test on stores that open makes.
+func differential(t *testing.T, seeds, ops int, open func(Options) *Store) {
 	total := map[string]int{}
 	for seed := range seeds {
 		const ttl = 30 * time.Minute
 		mem := enforce.NewMemoryStore(1<<20, 1<<20, ttl)
-		red := storeOn(t, srv, Options{Zone: fmt.Sprintf("diff%d", seed), TTL: ttl, NoCache: true})
+		red := open(Options{Zone: fmt.Sprintf("diff%d", seed), TTL: ttl, NoCache: true})
 		g := newOpGen(uint64(seed))
 		now := time.Unix(1_800_000_000, 123_456_789)
 		for i := range ops {
@@ -186,6 +191,55 @@ func TestSameOutcomes(t *testing.T) {
 			t.Errorf("no %s in the sequences: the test does not cover it", kind)
 		}
 	}
+}
+
+// TestCluster: the store on a real three-node Redis Cluster: the
+// differential test, the fleet-wide list and unblock (a SCAN on every
+// primary), and blocks published across the cluster to another instance's
+// cache. The clients' records are spread over the nodes.
+func TestCluster(t *testing.T) {
+	nodes, url := redistest.StartCluster(t, 3)
+	open := func(o Options) *Store {
+		c, err := Open(url, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Client = c
+		o.Timeout = 2 * time.Second
+		s := New(o)
+		t.Cleanup(func() { s.Close(); c.Close() })
+		return s
+	}
+	differential(t, 4, 600, open)
+	spread := 0
+	for _, n := range nodes {
+		if reply, _ := n.Do("DBSIZE"); reply != ":0" {
+			spread++
+		}
+	}
+	if spread < 2 {
+		t.Errorf("the records are on %d of 3 nodes", spread)
+	}
+	a, b := open(Options{Zone: "cluster"}), open(Options{Zone: "cluster"})
+	now := time.Now()
+	k := enforce.Key{Prefix: netip.MustParsePrefix("203.0.113.50/32"), Token: "x"}
+	waitFor(t, "both stores subscribed", func() bool {
+		n := 0
+		for _, node := range nodes {
+			n += subscribers(t, node)
+		}
+		return n >= 2
+	})
+	a.Apply(enforce.AddrKey(k), now, enforce.Op{Block: true, Cooldown: time.Hour, MaxCooldown: time.Hour})
+	waitFor(t, "b's cache learns the block across the cluster", func() bool { return b.cache.len() == 1 })
+	list, err := b.Blocked(now)
+	if err != nil || len(list) != 1 || list[0].IP != "203.0.113.50" {
+		t.Fatalf("Blocked on the cluster: %v, %v", list, err)
+	}
+	if n, err := b.Unblock(netip.MustParsePrefix("203.0.113.0/24"), now); err != nil || n != 1 {
+		t.Fatalf("Unblock on the cluster: %d, %v", n, err)
+	}
+	waitFor(t, "a's cache drops the block", func() bool { return a.cache.len() == 0 })
 }
 
 // TestCacheSameOutcomes: with the cache of blocked clients on, a single
@@ -275,12 +329,11 @@ func TestBlockedFloodNoRoundTrip(t *testing.T) {
 // waitSubscribed waits until n clients listen on the events channel.
 func waitSubscribed(t *testing.T, srv *redistest.Server, n int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d subscribers", n), func() bool {
-		reply, _ := srv.Do("PUBSUB", "NUMSUB", DefaultKeyPrefix+"events")
-		return reply == "*2" && subscribers(t, srv) >= n
-	})
+	waitFor(t, fmt.Sprintf("%d subscribers", n), func() bool { return subscribers(t, srv) >= n })
 }
 
+// subscribers returns the clients subscribed to the events channel on one
+// server.
 func subscribers(t *testing.T, srv *redistest.Server) int {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer c.Close()

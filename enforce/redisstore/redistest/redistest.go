@@ -28,8 +28,9 @@ type Server struct {
 	// Binary is the server binary.
 	Binary string
 
-	t   testing.TB
-	dir string
+	t     testing.TB
+	dir   string
+	extra []string // more arguments for the server
 	mu  sync.Mutex
 	cmd *exec.Cmd
 }
@@ -62,6 +63,11 @@ func Need(t testing.TB) string {
 // Start starts a server for the test; it is stopped when the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return start(t)
+}
+
+func start(t testing.TB, extra ...string) *Server {
+	t.Helper()
 	b := Need(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -69,7 +75,7 @@ func Start(t testing.TB) *Server {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	s := &Server{Addr: addr, URL: "redis://" + addr, Binary: b, t: t, dir: t.TempDir()}
+	s := &Server{Addr: addr, URL: "redis://" + addr, Binary: b, t: t, dir: t.TempDir(), extra: extra}
 	s.Restart()
 	t.Cleanup(s.Kill)
 	return s
@@ -84,8 +90,9 @@ func (s *Server) Restart() {
 		return
 	}
 	_, port, _ := net.SplitHostPort(s.Addr)
-	cmd := exec.Command(s.Binary, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "server.log"), "--daemonize", "no")
+	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "server.log"), "--daemonize", "no"}, s.extra...)
+	cmd := exec.Command(s.Binary, args...)
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("starting %s: %v", s.Binary, err)
 	}
@@ -147,4 +154,46 @@ func (s *Server) Version() string {
 		return s.Binary
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// StartCluster starts a cluster of n primaries (no replicas), its slots
+// spread by redis-cli --cluster create, and returns its nodes and a
+// redis+cluster:// URL. It skips (or fails, as Need) without redis-cli.
+func StartCluster(t testing.TB, n int) ([]*Server, string) {
+	t.Helper()
+	Need(t)
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		if os.Getenv("ROBOTSGUARD_REQUIRE_REDIS") == "1" {
+			t.Fatal("redis-cli is not installed (apt-get install redis-tools)")
+		}
+		t.Skip("redis-cli is not installed (apt-get install redis-tools)")
+	}
+	var nodes []*Server
+	var addrs []string
+	for range n {
+		s := start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
+		nodes = append(nodes, s)
+		addrs = append(addrs, s.Addr)
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, s := range nodes {
+		for {
+			out, _ := exec.Command(cli, "-h", "127.0.0.1", "-p", strings.Split(s.Addr, ":")[1], "cluster", "info").Output()
+			if strings.Contains(string(out), "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the cluster is not ok on %s:\n%s", s.Addr, out)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	url := "redis+cluster://" + addrs[0] + "?addr=" + strings.Join(addrs[1:], "&addr=")
+	return nodes, url
 }
