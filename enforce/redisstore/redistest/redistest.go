@@ -31,8 +31,8 @@ type Server struct {
 	t     testing.TB
 	dir   string
 	extra []string // more arguments for the server
-	mu  sync.Mutex
-	cmd *exec.Cmd
+	mu    sync.Mutex
+	cmd   *exec.Cmd
 }
 
 // Binary returns the server binary to run, or "" when none is installed.
