@@ -138,6 +138,16 @@ func (c *cache) lookup(k enforce.Key, t int64, op enforce.Op, ttl int64) (enforc
 // replaces a newer one.
 func (c *cache) update(ck cacheKey, rec *record, t int64) {
 	sh := c.shard(&ck)
+	if rec == nil {
+		// Most replies are of clients without a block: no write lock for
+		// them.
+		sh.mu.RLock()
+		_, cached := sh.m[ck]
+		sh.mu.RUnlock()
+		if !cached {
+			return
+		}
+	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.m[ck]

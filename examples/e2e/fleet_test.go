@@ -376,7 +376,11 @@ func TestFleetLatency(t *testing.T) {
 				}
 				perRequest := float64(roundTrips(t, c)-before) / float64(reqs)
 				t.Logf("%s, round %d, redis: p99 %v, %d requests, %.4f round trips per request", kind, round+1, lat, reqs, perRequest)
-				if kind == "blocked" && perRequest > 0.01 || kind != "blocked" && (perRequest < 0.9 || perRequest > 1.1) {
+				// A bot that keeps hammering through its 429s may earn a
+				// block within the run: its requests from then on cost none.
+				low := map[string]float64{"browser": 0.9, "bot": 0.3, "blocked": 0}[kind]
+				high := map[string]float64{"browser": 1.1, "bot": 1.1, "blocked": 0.01}[kind]
+				if perRequest < low || perRequest > high {
 					t.Errorf("%s: %.4f round trips per request", kind, perRequest)
 				}
 			}
