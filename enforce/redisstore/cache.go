@@ -81,7 +81,10 @@ func (c *cache) shard(k *cacheKey) *cacheShard {
 // cache knows the client or its address blocked. It never answers an Op
 // that would change more than the state's LastSeen (a robots.txt fetch), or
 // one on a token the record does not hold (Redis would create it).
-func (c *cache) lookup(k enforce.Key, t int64, op enforce.Op, ttl int64) (enforce.Outcome, bool) {
+//
+// While Redis cannot be reached (down), entries answer until their blocks
+// end, however old: the fleet's blocks stay enforced through an outage.
+func (c *cache) lookup(k enforce.Key, t int64, op enforce.Op, ttl int64, down bool) (enforce.Outcome, bool) {
 	if op.MarkRobots {
 		return enforce.Outcome{}, false
 	}
@@ -90,7 +93,7 @@ func (c *cache) lookup(k enforce.Key, t int64, op enforce.Op, ttl int64) (enforc
 	sh.mu.RLock()
 	e := sh.m[ck]
 	sh.mu.RUnlock()
-	if e == nil || t-e.fetched > int64(revalidate) || e.fetched-t > int64(revalidate) {
+	if e == nil || !down && (t-e.fetched > int64(revalidate) || e.fetched-t > int64(revalidate)) {
 		return enforce.Outcome{}, false
 	}
 	r := &e.rec

@@ -75,3 +75,30 @@ func TestFallback(t *testing.T) {
 		})
 	}
 }
+
+// TestBlockHoldsThroughOutage: a block the instance knows of stays
+// enforced while Redis cannot be reached, past the cache's re-check
+// interval, though the in-process store never saw it.
+func TestBlockHoldsThroughOutage(t *testing.T) {
+	local := enforce.NewMemoryStore(0, 0, 0)
+	s, srv := newTestStore(t, Options{Local: local, Timeout: 500 * time.Millisecond, Retry: time.Hour})
+	now := time.Now()
+	k := enforce.Key{Prefix: netip.MustParsePrefix("192.0.2.77/32"), Token: "bot"}
+	if out := s.Apply(enforce.AddrKey(k), now, enforce.Op{Block: true, Cooldown: time.Hour, MaxCooldown: time.Hour}); !out.NewlyBlocked {
+		t.Fatalf("trap: %+v", out)
+	}
+	peek := enforce.Op{Peek: true, CheckAddr: true}
+	s.Apply(k, now, peek) // the token's state, for the cache
+	srv.Kill()
+	s.Apply(enforce.Key{Prefix: netip.MustParsePrefix("192.0.2.78/32")}, now, enforce.Op{MarkRobots: true}) // finds Redis down
+	if s.Up() {
+		t.Fatal("the store did not notice the outage")
+	}
+	later := now.Add(time.Minute) // well past the re-check interval
+	if out := s.Apply(k, later, peek); !out.Blocked || !out.AddrBlocked {
+		t.Errorf("during the outage the block was lifted: %+v", out)
+	}
+	if out := local.Apply(k, later, peek); out.Blocked {
+		t.Errorf("the in-process store had the block: %+v", out)
+	}
+}

@@ -285,7 +285,7 @@ func parseRecordID(id string) (p netip.Prefix, dry bool, ok bool) {
 func (s *Store) Apply(k enforce.Key, now time.Time, op enforce.Op) enforce.Outcome {
 	t := now.UnixNano()
 	if s.cache != nil {
-		if out, ok := s.cache.lookup(k, t, op, s.ttl); ok {
+		if out, ok := s.cache.lookup(k, t, op, s.ttl, s.down.Load()); ok {
 			return out
 		}
 	}
