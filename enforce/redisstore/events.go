@@ -61,7 +61,8 @@ func (s *Store) listen() {
 			return
 		}
 		if err != nil {
-			s.cache.clear()
+			// The cache is cleared when the subscription is back (below),
+			// not now: through an outage the known blocks hold.
 			select {
 			case <-s.ctx.Done():
 				return
