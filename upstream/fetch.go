@@ -37,6 +37,10 @@ const MaxRedirects = 5
 // know that there is more.
 const MaxBody = policy.MaxSize + 1
 
+// MaxDrain is how much of a body past MaxBody a fetch reads and drops, to
+// tell its size and whether it ends a line.
+const MaxDrain = 8 << 20
+
 // DefaultTimeout bounds one fetch, redirects and body included.
 const DefaultTimeout = 10 * time.Second
 
@@ -132,7 +136,7 @@ func ParseURL(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("%q contains white space or control characters", s)
 	}
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" || u.Opaque != "" {
+	if err != nil || u.Hostname() == "" || u.Scheme != "http" && u.Scheme != "https" || u.Opaque != "" {
 		return nil, fmt.Errorf("%q is not an absolute http(s) URL", s)
 	}
 	if u.Port() != "" && !validPort(u.Port()) {
@@ -296,12 +300,24 @@ func (f *Fetcher) read(ctx context.Context, resp *http.Response, res Result) Res
 	res.Size = int64(len(data))
 	res.EndsLine = len(data) == 0 || data[len(data)-1] == '\n' || data[len(data)-1] == '\r'
 	if len(data) == MaxBody && resp.ContentLength != int64(len(data)) {
-		// Only the head counts; the rest is not read. Whether the body
-		// ends a line cannot be told without it.
-		var one [1]byte
-		if n, _ := io.ReadFull(resp.Body, one[:]); n > 0 {
-			res.Truncated, res.EndsLine = true, true
-			res.Size = max(resp.ContentLength, int64(len(data))+1)
+		// Only the head counts. The rest is read, up to MaxDrain bytes,
+		// and dropped, to tell the size and whether the body ends a
+		// line (both unknown beyond MaxDrain, and then taken as the
+		// Content-Length, or more, and a line end).
+		n, last, err := drain(resp.Body)
+		if err != nil {
+			if ctx.Err() != nil {
+				err = fmt.Errorf("timed out after %v", f.timeout)
+			}
+			return res.unreachable(fmt.Errorf("reading the body: %w", err))
+		}
+		if n > 0 {
+			res.Truncated = true
+			res.Size = int64(len(data)) + n
+			res.EndsLine = last == '\n' || last == '\r'
+			if n > MaxDrain {
+				res.Size, res.EndsLine = max(resp.ContentLength, res.Size), true
+			}
 		}
 	}
 	res.Validators = Validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
@@ -309,6 +325,26 @@ func (f *Fetcher) read(ctx context.Context, resp *http.Response, res Result) Res
 		res.LastModified = t
 	}
 	return res
+}
+
+// drain reads r to its end, at most MaxDrain+1 bytes, and returns how
+// many it read and the last one.
+func drain(r io.Reader) (n int64, last byte, err error) {
+	buf := make([]byte, 32<<10)
+	for n <= MaxDrain {
+		k, err := r.Read(buf)
+		if k > 0 {
+			n += int64(k)
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			return n, last, nil
+		}
+		if err != nil {
+			return n, last, err
+		}
+	}
+	return n, last, nil
 }
 
 // ErrRedirect marks a redirect that was not followed: more than

@@ -61,13 +61,14 @@ type Result struct {
 	Status int
 	// Body is a Fetched body, or its first MaxBody bytes.
 	Body []byte
-	// Size is a Fetched body's size: len(Body) when it was read whole,
-	// else its Content-Length, or len(Body)+1 when that is not known.
+	// Size is a Fetched body's size; beyond MaxBody+MaxDrain bytes, the
+	// Content-Length or the bytes read, whichever is more.
 	Size int64
-	// Truncated reports that only the first MaxBody bytes were read.
+	// Truncated reports that only the first MaxBody bytes are in Body.
 	Truncated bool
 	// EndsLine reports that a Fetched body is empty or ends with a line
-	// end; it is true for a truncated body, whose end is not read.
+	// end; it is true for a body longer than MaxBody+MaxDrain, whose end
+	// is not read.
 	EndsLine bool
 	// Validators are a Fetched response's, for the next conditional
 	// request.
