@@ -42,6 +42,15 @@ const firstFetchWait = 3 * time.Second
 // logged again.
 const unreachableRelog = 10 * time.Minute
 
+// servedHeader marks the robots.txt the handler serves. A robots URL that
+// answers with it leads back to a robots_guard handler (the site's public
+// address instead of the application's): that file is the handler's own,
+// with its additions, and is refused.
+const servedHeader = "X-Robots-Guard"
+
+// errOwnFile refuses a served robots.txt fetched back.
+var errOwnFile = errors.New("the answer is a robots_guard handler's own served robots.txt, not the application's")
+
 // remote is what a source that reads a URL keeps besides the snapshot.
 // Its fields are guarded by the source's mu.
 type remote struct {
@@ -215,6 +224,9 @@ func (s *source) applyFetch(res upstream.Result, now time.Time) time.Duration {
 	if s.closed {
 		return rm.refresh
 	}
+	if res.Outcome == upstream.Fetched && res.Header.Get(servedHeader) != "" {
+		res.Outcome, res.Err = upstream.Unreachable, errOwnFile
+	}
 	s.metrics.fetch(res.Outcome.String())
 	prev := s.cur.Load()
 	if res.Outcome != upstream.Unreachable {
@@ -269,6 +281,9 @@ func (s *source) applyFetch(res upstream.Result, now time.Time) time.Duration {
 		wait := upstream.Retry(rm.failures, rm.refresh, res.RetryAfter)
 		cause := res.Cause()
 		fields := []zap.Field{s.where(), zap.String("error", cause), zap.Duration("retry_in", wait)}
+		if errors.Is(res.Err, errOwnFile) {
+			fields = append(fields, zap.String("hint", "point robots at the application's own address (e.g. http://127.0.0.1:3000/robots.txt), not at the site"))
+		}
 		if errors.Is(res.Err, upstream.ErrRedirect) {
 			fields = append(fields, zap.String("hint", "redirects are followed only within the URL's scheme and host, or to robots_host's name; if the application redirects to its public name, set robots_host to it; if it redirects to HTTPS, send it robots_header X-Forwarded-Proto https"))
 		}
@@ -362,10 +377,12 @@ func loadRobots(ctx context.Context, h *Handler) (data []byte, from string, err 
 	}
 	res := f.Fetch(ctx, upstream.Validators{})
 	from = f.URL() + " (" + res.Cause() + ")"
-	switch res.Outcome {
-	case upstream.Fetched:
+	switch {
+	case res.Outcome == upstream.Fetched && res.Header.Get(servedHeader) != "":
+		return nil, from, fmt.Errorf("robots: %s: %v", f.URL(), errOwnFile)
+	case res.Outcome == upstream.Fetched:
 		return res.Body, from, nil
-	case upstream.Unavailable:
+	case res.Outcome == upstream.Unavailable:
 		return nil, from + ": no rules", nil
 	}
 	return nil, from, fmt.Errorf("robots: %s could not be fetched: %s", f.URL(), res.Cause())

@@ -39,6 +39,7 @@ type testApp struct {
 	body    string
 	etag    bool          // send ETags and answer If-None-Match with 304
 	delay   time.Duration // before answering robots.txt
+	extra   http.Header   // more response header fields
 	headers http.Header   // of the last robots.txt request
 	host    string        // of the last robots.txt request
 	srv     *http.Server
@@ -79,6 +80,9 @@ func (a *testApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	status, body, etag, delay := a.status, a.body, a.etag, a.delay
 	a.headers, a.host = r.Header.Clone(), r.Host
+	for k, v := range a.extra {
+		w.Header()[k] = v
+	}
 	a.mu.Unlock()
 	if delay > 0 {
 		select {
@@ -318,7 +322,8 @@ func TestUpstreamNotModified(t *testing.T) {
 // TestUpstreamKeepsLastGood: a 2xx that is not a robots.txt (an HTML error
 // page with status 200) or that ends in the middle of a line, where the
 // rules in force ended with a line end, keeps the last good rules, and is
-// reported once however often it is fetched.
+// reported once however often it is fetched; so does a robots_guard
+// handler's own served robots.txt.
 func TestUpstreamKeepsLastGood(t *testing.T) {
 	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
 	s, logs := newTestRemote(t, upstream.Options{URL: app.url()})
@@ -339,6 +344,28 @@ func TestUpstreamKeepsLastGood(t *testing.T) {
 	if testutil.ToFloat64(s.metrics.reloads.WithLabelValues("invalid")) != 1 || testutil.ToFloat64(s.metrics.reloads.WithLabelValues("incomplete")) != 1 {
 		t.Error("refusals not counted once each")
 	}
+	// A robots_guard handler's own served file (the URL leads back to
+	// the site) is refused too.
+	app.mu.Lock()
+	app.extra = http.Header{"X-Robots-Guard": {"served"}}
+	app.mu.Unlock()
+	app.set(200, "User-agent: *\nDisallow: /drafts/\nDisallow: /private/\nDisallow: /trap/\n")
+	s.refresh(ctx)
+	refused := 0
+	for _, e := range logs.FilterMessageSnippet("could not be fetched").All() {
+		if strings.Contains(fmt.Sprint(e.ContextMap()["error"]), errOwnFile.Error()) {
+			refused++
+		}
+	}
+	if !allowedBy(s, "/trap/x") || refused != 1 {
+		t.Errorf("a served robots.txt was installed: %v", logs.All())
+	}
+	if _, _, err := loadRobots(ctx, &Handler{Robots: app.url()}); err == nil || !strings.Contains(err.Error(), "own served robots.txt") {
+		t.Errorf("loadRobots of a served robots.txt: %v", err)
+	}
+	app.mu.Lock()
+	app.extra = nil
+	app.mu.Unlock()
 	// Ended with a line end, it is installed.
 	app.set(200, "User-agent: *\nDisallow: /drafts/\nDisallow: /private/\n")
 	s.refresh(ctx)
@@ -631,5 +658,28 @@ func TestIntegrationUpstream(t *testing.T) {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// TestIntegrationUpstreamSelf: a robots URL that leads back to the site
+// itself (its public address instead of the application's) gets the
+// handler's own served robots.txt, which is refused: the served file does
+// not feed on itself.
+func TestIntegrationUpstreamSelf(t *testing.T) {
+	s := newSite(t, "")
+	s.robots = "http://localhost:9080/robots.txt"
+	tester := caddytest.NewTester(t)
+	tester.InitServer(s.config("", "verify off\n\t\ttrap /trap/\n\t\tblock_class ai\n\t\trobots_refresh 1s"), "caddyfile")
+	resp, first := get(t, tester, "GET", "/robots.txt", uaFirefox)
+	expectStatus(t, "served robots.txt", resp, first, 200)
+	time.Sleep(2500 * time.Millisecond) // refreshes
+	resp, body := get(t, tester, "GET", "/robots.txt", uaFirefox)
+	expectStatus(t, "served robots.txt", resp, body, 200)
+	if body != first || strings.Count(body, "User-agent: gptbot") != 1 {
+		t.Errorf("the served robots.txt changed from\n%s\nto\n%s", first, body)
+	}
+	metrics := adminMetrics(t)
+	if !strings.Contains(metrics, "caddy_robots_guard_robots_unreachable 1") {
+		t.Error("the refused own file does not show as unreachable")
 	}
 }

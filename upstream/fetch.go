@@ -260,7 +260,7 @@ func (f *Fetcher) Fetch(ctx context.Context, v Validators) Result {
 		return res.unreachable(err)
 	}
 	defer resp.Body.Close()
-	res.Status = resp.StatusCode
+	res.Status, res.Header = resp.StatusCode, resp.Header
 	code := resp.StatusCode
 	switch {
 	case code == http.StatusNotModified && conditional:

@@ -70,6 +70,8 @@ type Result struct {
 	// end; it is true for a body longer than MaxBody+MaxDrain, whose end
 	// is not read.
 	EndsLine bool
+	// Header is the final response's header, when one came.
+	Header http.Header
 	// Validators are a Fetched response's, for the next conditional
 	// request.
 	Validators Validators
