@@ -62,8 +62,8 @@ type settings struct {
 }
 
 // checkConfig checks every value of the configuration and fills in the
-// defaults the handler owns (robots_refresh, mode, canonical, serve_robots, zone,
-// tarpit_max, deny and throttle statuses); the defaults of the engine, the
+// defaults the handler owns (robots_refresh, mode, canonical, serve_robots,
+// zone, tarpit_max, deny and throttle statuses); the defaults of the engine, the
 // store, the classifier and the verifier are theirs, applied to zero
 // values. It is the one place where values are checked, for the Caddyfile
 // and JSON alike: Provision calls it before it uses anything, and the

@@ -358,6 +358,9 @@ func (s *source) closeRemote() {
 // followed), are errors: a running handler would keep the rules it had.
 // from says where the file came from, for messages.
 func loadRobots(ctx context.Context, h *Handler) (data []byte, from string, err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	switch {
 	case h.Robots == "":
 		return nil, "no robots option", nil
