@@ -23,7 +23,7 @@ func init() {
 // operators reviewing and lifting blocks:
 //
 //	GET  /robots_guard/blocked[?zone=NAME]  the blocks in force, by zone
-//	POST /robots_guard/unblock              {"ip": "...", "zone": "..."}
+//	POST /robots_guard/unblock              {"ip": "IP or CIDR", "zone": "..."}
 //
 // Like Caddy's own admin modules it holds no state: it reads the zones'
 // per-client state from the package-level pool the handlers share.
@@ -64,18 +64,17 @@ func (a adminAPI) serve(w http.ResponseWriter, r *http.Request) error {
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
 			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("decoding request body: %v", err)}
 		}
-		ip, err := netip.ParseAddr(req.IP)
+		p, err := parseUnblock(req.IP)
 		if err != nil {
 			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("ip: %v", err)}
 		}
-		ip = ip.WithZone("").Unmap() // as the handler keys clients
-		lifted, zones := unblock(ip, req.Zone, time.Now())
+		lifted, zones := unblock(p, req.Zone, time.Now())
 		if req.Zone != "" && zones == 0 {
 			return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("zone %q: no such zone", req.Zone)}
 		}
-		return writeJSON(w, map[string]any{"ip": ip.String(), "lifted": lifted})
+		return writeJSON(w, map[string]any{"ip": enforce.PrefixString(p), "lifted": lifted})
 	default:
-		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("unknown endpoint %s (want /robots_guard/blocked or /robots_guard/unblock)", r.URL.Path)}
+		return a.serveReview(w, r) // admin_review.go
 	}
 }
 
@@ -108,11 +107,27 @@ func blockedByZone(only string, now time.Time) map[string][]enforce.BlockedClien
 	return out
 }
 
-// unblock lifts ip's blocks in every zone, or in one; it returns how many
-// blocks it lifted and in how many zones it looked.
-func unblock(ip netip.Addr, only string, now time.Time) (lifted, zones int) {
+// parseUnblock reads the address or prefix to unblock: an IP (the blocks
+// of the prefix it is tracked in are lifted) or a CIDR range (the blocks of
+// every tracked prefix that overlaps it).
+func parseUnblock(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	ip, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	ip = ip.WithZone("").Unmap() // as the handler keys clients
+	return netip.PrefixFrom(ip, ip.BitLen()), nil
+}
+
+// unblock lifts the blocks of the tracked prefixes that overlap p in every
+// zone, or in one; it returns how many blocks it lifted and in how many
+// zones it looked.
+func unblock(p netip.Prefix, only string, now time.Time) (lifted, zones int) {
 	eachZone(only, func(_ string, s *sharedState) {
-		lifted += s.store.Unblock(ip, now)
+		lifted += s.store.Unblock(p, now)
 		zones++
 	})
 	return lifted, zones

@@ -46,7 +46,7 @@ func TestIntegrationAdminUnblock(t *testing.T) {
 
 	// Unblock through the CLI; the client is served again.
 	out = runCLI(t, unblockCommand(), "127.0.0.1", "--address", "localhost:2999", "--zone", s.zone)
-	if !strings.Contains(out, "127.0.0.1: 1 block(s) lifted") {
+	if !strings.Contains(out, "127.0.0.1: 1 block lifted") {
 		t.Errorf("caddy robots unblock: %s", out)
 	}
 	resp, body = get(t, tester, "GET", "/", uaFirefox)

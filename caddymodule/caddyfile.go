@@ -50,7 +50,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    rate             <class> <duration>
 //	    burst            <n>
 //	    grace            <n>
-//	    strikes          <n>
+//	    strikes          <n> [<per address>]
 //	    window           <duration>
 //	    cooldown         <duration> [<max>]
 //	    tarpit           <duration> [<max held>]
@@ -67,8 +67,18 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        ttl            <duration>
 //	        ranges         <token> <file>
 //	    }
+//	    web_bot_auth {
+//	        trusted_agent     <agent-url> <jwks-file>
+//	        fetch_directories on|off
+//	        max_validity      <duration>
+//	        clock_skew        <duration>
+//	        nonce_cache       <entries>
+//	    }
 //	    bot              <token> <class> <match phrase...>
+//	    ipv4_prefix      <bits>
+//	    ipv6_prefix      <bits>
 //	    max_clients      <n>
+//	    max_blocks       <n>
 //	    state_ttl        <duration>
 //	    ua_cache         <size>
 //	    zone             <name>
@@ -222,7 +232,29 @@ var caddyfileOptions = map[string]caddyfileOption{
 		return nil
 	}},
 	"strikes": {read: func(h *Handler, r *optionReader) error {
-		return r.set("strikes").positiveInt(&h.Strikes)
+		args, err := r.args(1, 2, "<n> [<per address>]")
+		if err != nil {
+			return err
+		}
+		for i, to := range []*int{&h.Strikes, &h.AddressStrikes}[:len(args)] {
+			if i == 1 {
+				r.opt = "strikes <per address>"
+			}
+			if *to, err = r.atoi(args[i]); err != nil {
+				return err
+			}
+			if *to == 0 {
+				return r.errf("%v", errAtLeast(1, 0))
+			}
+			r.set([]string{"strikes", "address_strikes"}[i])
+		}
+		return nil
+	}},
+	"ipv4_prefix": {read: func(h *Handler, r *optionReader) error {
+		return r.set("ipv4_prefix").positiveInt(&h.IPv4Prefix)
+	}},
+	"ipv6_prefix": {read: func(h *Handler, r *optionReader) error {
+		return r.set("ipv6_prefix").positiveInt(&h.IPv6Prefix)
 	}},
 	"window": {read: func(h *Handler, r *optionReader) error {
 		return r.set("window").positiveDuration(&h.Window)
@@ -299,6 +331,7 @@ var caddyfileOptions = map[string]caddyfileOption{
 		}
 		return readOptions(h, r, d.Nesting(), verifyOptions, "verify")
 	}},
+	"web_bot_auth": webBotAuthOption,
 	"bot": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		args, err := r.args(3, -1, "<token> <class> <match phrase...>")
 		if err != nil {
@@ -314,6 +347,9 @@ var caddyfileOptions = map[string]caddyfileOption{
 	}},
 	"max_clients": {read: func(h *Handler, r *optionReader) error {
 		return r.set("max_clients").positiveInt(&h.MaxClients)
+	}},
+	"max_blocks": {read: func(h *Handler, r *optionReader) error {
+		return r.set("max_blocks").positiveInt(&h.MaxBlocks)
 	}},
 	"state_ttl": {read: func(h *Handler, r *optionReader) error {
 		return r.set("state_ttl").positiveDuration(&h.StateTTL)

@@ -47,7 +47,9 @@ func TestCaddyfileOptions(t *testing.T) {
 		rate search 0s
 		burst 4
 		grace 2
-		strikes 7
+		strikes 7 12
+		ipv4_prefix 24
+		ipv6_prefix 56
 		window 5m
 		cooldown 10m 12h
 		tarpit 20s 50
@@ -65,6 +67,7 @@ func TestCaddyfileOptions(t *testing.T) {
 		}
 		bot acmebot monitor AcmeBot "Acme Check"
 		max_clients 5000
+		max_blocks 800
 		state_ttl 2h
 		ua_cache 1MiB
 		zone shop
@@ -87,7 +90,7 @@ func TestCaddyfileOptions(t *testing.T) {
 		Sitemaps:     []string{"https://example.com/sitemap.xml"},
 		CrawlDelay:   caddy.Duration(2 * time.Second),
 		Rates:        map[string]caddy.Duration{"ai": caddy.Duration(5 * time.Second), "script": caddy.Duration(500 * time.Millisecond), "search": 0},
-		Burst:        4, Grace: 2, Strikes: 7,
+		Burst:        4, Grace: 2, Strikes: 7, AddressStrikes: 12, IPv4Prefix: 24, IPv6Prefix: 56,
 		Window:   caddy.Duration(5 * time.Minute),
 		Cooldown: caddy.Duration(10 * time.Minute), MaxCooldown: caddy.Duration(12 * time.Hour),
 		Tarpit: caddy.Duration(20 * time.Second), TarpitMax: 50,
@@ -99,7 +102,7 @@ func TestCaddyfileOptions(t *testing.T) {
 			TTL: caddy.Duration(30 * time.Minute), Ranges: map[string]string{"gptbot": ranges},
 		},
 		Bots:       []uaclass.Bot{{Token: "acmebot", Class: uaclass.Monitor, Name: "acmebot", Match: []string{"AcmeBot", "Acme Check"}, Source: "config"}},
-		MaxClients: 5000, StateTTL: caddy.Duration(2 * time.Hour), UACache: 1 << 20, Zone: "shop",
+		MaxClients: 5000, MaxBlocks: 800, StateTTL: caddy.Duration(2 * time.Hour), UACache: 1 << 20, Zone: "shop",
 		DenyStatus: 404, DenyBody: "Not here", ThrottleStatus: 503,
 		LogAllowed: 0.01,
 		XRobotsTags: []IndexRule{

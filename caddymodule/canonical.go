@@ -3,8 +3,6 @@ package caddymodule
 import (
 	"net/http"
 	"strings"
-
-	"github.com/robotsguard/robotsguard/policy"
 )
 
 // relativeRef returns the relative reference to a canonical target, for
@@ -17,13 +15,6 @@ func relativeRef(target string) string {
 		return "/." + target
 	}
 	return target
-}
-
-// hasDomain reports whether a policy's canonical URLs name a Domain of
-// their own rather than the request's host.
-func hasDomain(p *policy.Policy) bool {
-	u, _, _ := p.Canonical(nil, "http", "", "/")
-	return u != "http:///"
 }
 
 // redirect answers with a 301 to ref, which is sent as it is: unlike

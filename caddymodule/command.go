@@ -2,17 +2,24 @@ package caddymodule
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
+	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -20,31 +27,38 @@ import (
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "robots",
-		Usage: "check|lint|classify|report|audit|blocked|unblock ...",
+		Usage: "check|lint|classify|report|audit|blocked|unblock|review ...",
 		Short: "Checks robots.txt rules, classifies User-Agents and reviews robots_guard logs",
 		Long: `
-The robots command works offline with robotsguard's own parser and
-classifier, exactly as the robots_guard handler does:
+The robots command works offline with robotsguard's own parser,
+classifier and decision, exactly as the robots_guard handler does:
 
-  caddy robots check --robots FILE --user-agent UA URL...
-      Says for each URL whether UA may fetch it, and which rule decided.
+  caddy robots check [--config FILE [--site NAME]] [--robots FILE] --user-agent UA URL...
+      Says for each URL whether UA may fetch it, with the handler's own
+      decision (traps, blocked classes, allow lists, bot entries and rules
+      of the site's robots_guard in --config; defaults without), and why.
       UA may be a product token ("Googlebot/2.1") or a whole User-Agent.
+      Where mainstream readings of the file's groups differ, shows both.
       With --batch, reads JSON Lines {"robots": ..., "ua": ..., "url": ...}
-      from standard input and writes one JSON object per line.
+      from standard input and writes one JSON object per line ("robots"
+      may be left out with --config).
 
   caddy robots lint FILE
-      Prints FILE:LINE: severity: message for each finding; exits 1 when
-      there are errors.
+      Prints FILE:LINE: severity: message [code] for each finding; exits 1
+      when there are errors.
 
-  caddy robots classify [UA...]
+  caddy robots classify [--config FILE [--site NAME]] [UA...]
       Classifies User-Agents from the arguments or, one per line, from
-      standard input, and prints one JSON object per User-Agent.
+      standard input, with the site's bot entries, and prints one JSON
+      object per User-Agent.
 
   caddy robots report [LOGFILE...]
-      Summarises robots_guard's decisions in Caddy JSON logs (standard
-      input when no file is given): totals, top bots, IPs and paths,
-      clients that read robots.txt and ignored it, an hourly histogram.
-      --json for machines.
+      Summarises robots_guard's decisions in Caddy JSON logs, rolled
+      (gzip) files and globs included (standard input when no file is
+      given): totals, top bots, IPs and paths, clients that read
+      robots.txt and ignored it, an hourly histogram, reload problems;
+      filters --since, --until, --host, --reason, --class, --token;
+      --json for machines, --html FILE for the review page.
 
   caddy robots audit --robots FILE --root DIR | --url BASE
       Finds what robots.txt cannot do on the site: noindex pages that
@@ -56,9 +70,15 @@ classifier, exactly as the robots_guard handler does:
 
   caddy robots unblock IP [--address ADDR | --config FILE] [--zone NAME]
       Lifts every block of IP in a running Caddy and forgets its strikes.
+
+  caddy robots review [--listen ADDR] [--open]
+      Opens the review page of a running Caddy (what each bot did, the
+      rules it broke, a 24-hour chart, unblock buttons) in a browser.
+
+Each command's --help has examples, its output format and exit codes.
 `,
 		CobraFunc: func(cmd *cobra.Command) {
-			cmd.AddCommand(checkCommand(), lintCommand(), classifyCommand(), reportCommand(), auditCommand(), blockedCommand(), unblockCommand())
+			cmd.AddCommand(checkCommand(), lintCommand(), classifyCommand(), reportCommand(), auditCommand(), blockedCommand(), unblockCommand(), reviewCommand())
 		},
 	})
 }
@@ -82,55 +102,277 @@ func runE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, 
 
 func checkCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "check --robots FILE --user-agent UA URL... | check --batch",
-		Short: "Says whether a User-Agent may fetch URLs under a robots.txt",
+		Use:   "check [--config FILE [--site NAME]] [--robots FILE] --user-agent UA URL... | check --batch",
+		Short: "Says whether a User-Agent may fetch URLs, as the robots_guard handler decides",
 	}
-	c.Flags().StringP("robots", "r", "", "robots.txt file")
+	c.Flags().StringP("robots", "r", "", "robots.txt file (default: the site's robots.txt in --config: its file, or its application's URL, fetched once)")
 	c.Flags().StringP("user-agent", "A", "", "product token or User-Agent string")
+	c.Flags().String("ip", "192.0.2.1", "client IP the requests come from (for allow_ip)")
 	c.Flags().Bool("batch", false, "read JSON Lines from standard input")
+	siteFlags(c)
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
-		if batch, _ := cmd.Flags().GetBool("batch"); batch {
-			return checkBatch(cmd.InOrStdin(), cmd.OutOrStdout())
-		}
-		file, _ := cmd.Flags().GetString("robots")
-		ua, _ := cmd.Flags().GetString("user-agent")
-		if file == "" || ua == "" || len(args) == 0 {
-			return errors.New("usage: caddy robots check --robots FILE --user-agent UA URL [URL ...]")
-		}
-		data, err := os.ReadFile(file)
+		h, err := siteHandler(cmd)
 		if err != nil {
 			return err
 		}
-		return checkURLs(cmd.OutOrStdout(), data, ua, args)
+		ipFlag, _ := cmd.Flags().GetString("ip")
+		ip, err := netip.ParseAddr(ipFlag)
+		if err != nil {
+			return fmt.Errorf("--ip: %v", err)
+		}
+		// The site's robots.txt as its handler reads it (a file, or the
+		// application's URL fetched once), unless --robots names one.
+		file, _ := cmd.Flags().GetString("robots")
+		var data []byte
+		if file != "" {
+			data, err = os.ReadFile(file)
+		} else {
+			data, _, err = loadRobots(cmd.Context(), h)
+		}
+		if err != nil {
+			return err
+		}
+		ck, err := newChecker(h, ip)
+		if err != nil {
+			return err
+		}
+		if batch, _ := cmd.Flags().GetBool("batch"); batch {
+			return ck.batch(cmd.InOrStdin(), cmd.OutOrStdout(), data)
+		}
+		ua, _ := cmd.Flags().GetString("user-agent")
+		if ua == "" || len(args) == 0 {
+			return errors.New("usage: caddy robots check [--config FILE] [--robots FILE] --user-agent UA URL [URL ...]")
+		}
+		return ck.urls(cmd.OutOrStdout(), data, ua, args)
 	})
 	return c
 }
 
-// checkTokens returns the robots.txt tokens of ua: a bare product token
-// ("Googlebot/2.1") names itself, as RFC 9309 reads it; a whole User-Agent
-// string is classified.
-func checkTokens(ua string) []string {
-	if !strings.ContainsAny(ua, " ();") {
-		if t := policy.ProductToken(ua); t != "" {
-			return []string{t}
+// siteFlags adds the flags that select a site's robots_guard settings.
+func siteFlags(c *cobra.Command) {
+	c.Flags().StringP("config", "c", "", "Caddyfile or JSON config whose robots_guard settings to use")
+	c.Flags().String("adapter", "", "config adapter (default: caddyfile for a Caddyfile, none for .json)")
+	c.Flags().String("site", "", "with several robots_guard handlers in --config: a host, server name or listen address")
+}
+
+// siteHandler returns the robots_guard settings of the site that the flags
+// select, or the defaults without --config.
+func siteHandler(cmd *cobra.Command) (*Handler, error) {
+	file, _ := cmd.Flags().GetString("config")
+	if file == "" {
+		return &Handler{}, nil
+	}
+	adapter, _ := cmd.Flags().GetString("adapter")
+	site, _ := cmd.Flags().GetString("site")
+	body, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return loadSiteHandler(file, body, adapter, site)
+}
+
+// siteEntry is one robots_guard handler found in a config.
+type siteEntry struct {
+	names []string // hosts of the enclosing routes, server name, listen addresses
+	raw   json.RawMessage
+}
+
+// loadSiteHandler adapts a config and returns the robots_guard handler of
+// the selected site.
+func loadSiteHandler(file string, body []byte, adapter, site string) (*Handler, error) {
+	if adapter == "" && !strings.HasSuffix(strings.ToLower(file), ".json") {
+		adapter = "caddyfile"
+	}
+	if adapter != "" {
+		a := caddyconfig.GetAdapter(adapter)
+		if a == nil {
+			return nil, fmt.Errorf("--adapter: unknown config adapter %q", adapter)
+		}
+		out, warnings, err := a.Adapt(body, map[string]any{"filename": file})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", file, err)
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(os.Stderr, "%s: warning: %s\n", file, w.String())
+		}
+		body = out
+	}
+	var cfg struct {
+		Apps struct {
+			HTTP struct {
+				Servers map[string]struct {
+					Listen []string          `json:"listen"`
+					Routes []json.RawMessage `json:"routes"`
+				} `json:"servers"`
+			} `json:"http"`
+		} `json:"apps"`
+	}
+	if err := json.Unmarshal(body, &cfg); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	var found []siteEntry
+	names := make([]string, 0, len(cfg.Apps.HTTP.Servers))
+	for name := range cfg.Apps.HTTP.Servers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		srv := cfg.Apps.HTTP.Servers[name]
+		base := append([]string{name}, srv.Listen...)
+		for _, r := range srv.Routes {
+			found = collectGuards(r, base, found)
 		}
 	}
-	if r := uaclass.Classify(ua); len(r.Tokens) > 0 {
-		return r.Tokens
+	var picked []siteEntry
+	for _, e := range found {
+		if site == "" || slices.Contains(e.names, site) {
+			picked = append(picked, e)
+		}
 	}
-	return []string{policy.ProductToken(ua)}
+	switch {
+	case len(found) == 0:
+		return nil, fmt.Errorf("%s: no robots_guard handler", file)
+	case len(picked) == 0:
+		return nil, fmt.Errorf("--site: no robots_guard handler for %q in %s (sites: %s)", site, file, siteNames(found))
+	case len(picked) > 1:
+		return nil, fmt.Errorf("%s has %d robots_guard handlers; choose one with --site (sites: %s)", file, len(picked), siteNames(picked))
+	}
+	h := &Handler{}
+	if err := json.Unmarshal(picked[0].raw, h); err != nil {
+		return nil, fmt.Errorf("%s: robots_guard: %v", file, err)
+	}
+	return h, nil
+}
+
+// collectGuards finds the robots_guard handlers in a route tree, with the
+// hosts of the routes around them.
+func collectGuards(raw json.RawMessage, names []string, found []siteEntry) []siteEntry {
+	var node any
+	if json.Unmarshal(raw, &node) != nil {
+		return found
+	}
+	var walk func(v any, names []string)
+	walk = func(v any, names []string) {
+		switch v := v.(type) {
+		case []any:
+			for _, x := range v {
+				walk(x, names)
+			}
+		case map[string]any:
+			if v["handler"] == "robots_guard" {
+				b, _ := json.Marshal(v)
+				found = append(found, siteEntry{names: names, raw: b})
+				return
+			}
+			if ms, ok := v["match"].([]any); ok {
+				names = slices.Clone(names)
+				for _, m := range ms {
+					if m, ok := m.(map[string]any); ok {
+						if hosts, ok := m["host"].([]any); ok {
+							for _, h := range hosts {
+								if s, ok := h.(string); ok {
+									names = append([]string{s}, names...)
+								}
+							}
+						}
+					}
+				}
+			}
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				if k != "match" {
+					walk(v[k], names)
+				}
+			}
+		}
+	}
+	walk(node, names)
+	return found
+}
+
+func siteNames(es []siteEntry) string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.names[0])
+	}
+	return strings.Join(out, ", ")
+}
+
+// checker answers "caddy robots check" as the site's robots_guard handler
+// does: it builds the handler's classifier and engine from its settings and
+// calls the handler's own decide on the robots.txt the handler serves (the
+// site's file with the handler's additions).
+type checker struct {
+	h    *Handler
+	ip   netip.Addr
+	now  time.Time
+	last string
+	p    *policy.Policy
+}
+
+func newChecker(h *Handler, ip netip.Addr) (*checker, error) {
+	ck := &checker{h: h, ip: ip, now: time.Unix(1_800_000_000, 0)}
+	set, err := h.checkConfig()
+	if err != nil {
+		return nil, err
+	}
+	h.blocked, h.index = set.blocked, set.index
+	cfg := set.engine
+	// Each query is answered 48 hours after the one before, so that no
+	// rate, strike or block of one query touches the next.
+	cfg.Now = func() time.Time {
+		ck.now = ck.now.Add(48 * time.Hour)
+		return ck.now
+	}
+	if h.classifier, err = uaclass.New(uaclass.Options{Extra: h.Bots, CacheBytes: -1}); err != nil {
+		return nil, fmt.Errorf("bots: %v", err)
+	}
+	if h.engine, err = enforce.New(cfg, nil); err != nil {
+		return nil, err
+	}
+	return ck, nil
+}
+
+// policy returns the policy the handler would enforce for the site's
+// robots.txt body, compiling it once per body.
+func (ck *checker) policy(robots []byte) *policy.Policy {
+	if ck.p == nil || string(robots) != ck.last {
+		served := policy.Parse(robots)
+		ck.h.additions(served)
+		ck.p, ck.last = policy.Compile(served), string(robots)
+	}
+	return ck.p
 }
 
 // checkResult is one answer of "caddy robots check".
 type checkResult struct {
 	URL     string `json:"url,omitempty"`
 	Allowed bool   `json:"allowed"`
-	Group   string `json:"group"`
-	Line    int    `json:"line"`
-	Rule    string `json:"rule,omitempty"`
+	// Reason is the handler's reason: "disallowed", "trap",
+	// "blocked_class", "bad_agent", "allowlisted", "robots_txt", ...; empty
+	// for an ordinary allowed request.
+	Reason string `json:"reason,omitempty"`
+	Class  string `json:"class"`
+	Group  string `json:"group"`
+	Line   int    `json:"line"`
+	Rule   string `json:"rule,omitempty"`
 	// Canonical is the canonical URL by the file's QueryParam, Domain and
 	// IndexPage fields, when it has any.
 	Canonical string `json:"canonical,omitempty"`
+	// Readings holds the answers of Google's and of protego/temoto's
+	// reading of the file's groups, when they differ.
+	Readings map[string]readingResult `json:"readings,omitempty"`
+}
+
+// readingResult is one reading's answer.
+type readingResult struct {
+	Allowed bool   `json:"allowed"`
+	Line    int    `json:"line"`
+	Rule    string `json:"rule,omitempty"`
 }
 
 // batchError answers a batch line that could not be read.
@@ -138,61 +380,113 @@ type batchError struct {
 	Error string `json:"error"`
 }
 
-func check(p *policy.Policy, tokens []string, rawURL string) checkResult {
-	target := policy.TargetOf(rawURL)
-	res := p.Match(tokens, target)
-	out := checkResult{URL: rawURL, Allowed: res.Allowed, Group: res.Agent}
-	if res.Rule != nil {
-		out.Line, out.Rule = res.Rule.Line, res.Rule.String()
+// check decides on one URL for ua.
+func (ck *checker) check(robots []byte, ua, rawURL string) (checkResult, error) {
+	p := ck.policy(robots)
+	req := enforce.Request{IP: ck.ip, UA: ck.h.classifier.Classify(ua), Method: http.MethodGet}
+	if len(req.UA.Tokens) == 0 && !strings.ContainsAny(ua, " ();") && policy.ProductToken(ua) != "" {
+		// A bare product token names itself, as RFC 9309 reads it.
+		req.UA.Tokens = []string{policy.ProductToken(ua)}
 	}
-	if p.HasCanonical() {
-		scheme, host := "http", ""
-		if u, err := url.Parse(rawURL); err == nil && u.Host != "" {
-			scheme, host = u.Scheme, u.Host
+	scheme := "http"
+	if u, err := url.Parse(rawURL); err == nil && u.Host != "" {
+		scheme, req.Host = u.Scheme, u.Host
+	}
+	v, err := ck.h.decide(&req, p, policy.TargetOf(rawURL), scheme)
+	if err != nil {
+		return checkResult{}, err
+	}
+	d := &v.Decision
+	out := checkResult{URL: rawURL, Allowed: !d.Enforced(), Reason: string(d.Reason), Class: req.UA.Class.String(), Group: d.Group, Canonical: v.canonURL}
+	if d.Rule != nil {
+		out.Line, out.Rule = d.Rule.Line, d.Rule.String()
+	}
+	if req.UA.Class != uaclass.Browser {
+		g := p.MatchReading(req.UA.Tokens, &req.Target, policy.GoogleReading)
+		s := p.MatchReading(req.UA.Tokens, &req.Target, policy.SplitReading)
+		if g.Allowed != s.Allowed {
+			out.Readings = map[string]readingResult{"google": reading(g), "split": reading(s)}
 		}
-		out.Canonical, _, _ = p.Canonical(tokens, scheme, host, policy.NormalizeTarget(target))
+	}
+	return out, nil
+}
+
+func reading(r policy.Result) readingResult {
+	out := readingResult{Allowed: r.Allowed}
+	if r.Rule != nil {
+		out.Line, out.Rule = r.Rule.Line, r.Rule.String()
 	}
 	return out
 }
 
-func checkURLs(w io.Writer, robots []byte, ua string, urls []string) error {
-	p := policy.Compile(policy.Parse(robots))
-	tokens := checkTokens(ua)
+// urls prints one line per URL: the verdict, the URL and why.
+func (ck *checker) urls(w io.Writer, robots []byte, ua string, urls []string) error {
 	for _, u := range urls {
-		r := check(p, tokens, u)
+		r, err := ck.check(robots, ua, u)
+		if err != nil {
+			fmt.Fprintf(w, "refused\t%s\t(400: %v)\n", u, err)
+			continue
+		}
 		verdict := "allowed"
-		if !r.Allowed {
+		switch {
+		case r.Reason == string(enforce.ReasonDisallowed):
 			verdict = "disallowed"
+		case !r.Allowed:
+			verdict = "refused"
 		}
-		why := "no rule matches"
-		if r.Rule != "" {
-			why = fmt.Sprintf("line %d: %s", r.Line, r.Rule)
+		var why []string
+		switch {
+		case r.Class == uaclass.Browser.String():
+			why = append(why, "a browser: robots.txt does not bind people")
+		case r.Reason != "" && r.Reason != string(enforce.ReasonDisallowed):
+			why = append(why, r.Reason)
+		default:
+			group := r.Group
+			if group == "" {
+				group = "none"
+			}
+			why = append(why, "group "+group)
+			if r.Rule != "" {
+				why = append(why, fmt.Sprintf("line %d: %s", r.Line, r.Rule))
+			} else {
+				why = append(why, "no rule matches")
+			}
 		}
-		group := r.Group
-		if group == "" {
-			group = "none"
+		if g, ok := r.Readings["google"]; ok {
+			s := r.Readings["split"]
+			why = append(why, fmt.Sprintf("the readings of the groups differ: Google's %s, protego/temoto's %s; refused only when both disallow", describe(g), describe(s)))
 		}
-		canon := ""
 		if r.Canonical != "" {
-			canon = "; canonical " + r.Canonical
+			why = append(why, "canonical "+r.Canonical)
 		}
-		fmt.Fprintf(w, "%s\t%s\t(group %s; %s%s)\n", verdict, u, group, why, canon)
+		fmt.Fprintf(w, "%s\t%s\t(%s)\n", verdict, u, strings.Join(why, "; "))
 	}
 	return nil
 }
 
-// checkBatch answers JSON Lines queries in order. A bad line gets an error
-// object and the run goes on.
-func checkBatch(in io.Reader, out io.Writer) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 2*policy.MaxSize)
+func describe(r readingResult) string {
+	verdict := "allows"
+	if !r.Allowed {
+		verdict = "disallows"
+	}
+	if r.Rule != "" {
+		return fmt.Sprintf("%s by line %d: %s", verdict, r.Line, r.Rule)
+	}
+	return verdict
+}
+
+// maxBatchLine bounds one line of "check --batch".
+const maxBatchLine = 1 << 20
+
+// batch answers JSON Lines queries {"robots", "ua", "url"} in order;
+// "robots" may be left out to use the site's file. A bad or over-long line
+// gets an error object of its own and the run goes on.
+func (ck *checker) batch(in io.Reader, out io.Writer, siteRobots []byte) error {
 	enc := json.NewEncoder(out)
-	var lastBody string
-	var lastPolicy *policy.Policy
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
+	return eachLine(in, maxBatchLine, func(line []byte, tooLong bool) error {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 && !tooLong {
+			return nil
 		}
 		var q struct {
 			Robots *string `json:"robots"`
@@ -200,36 +494,82 @@ func checkBatch(in io.Reader, out io.Writer) error {
 			URL    *string `json:"url"`
 		}
 		var res any
-		switch err := json.Unmarshal([]byte(line), &q); {
+		switch err := json.Unmarshal(line, &q); {
+		case tooLong:
+			res = batchError{fmt.Sprintf("line longer than %d bytes", maxBatchLine)}
 		case err != nil:
 			res = batchError{"invalid JSON: " + err.Error()}
-		case q.Robots == nil || q.UA == nil || q.URL == nil:
+		case q.UA == nil || q.URL == nil || q.Robots == nil && siteRobots == nil:
 			res = batchError{`want an object with "robots", "ua" and "url"`}
 		default:
-			if lastPolicy == nil || *q.Robots != lastBody {
-				lastBody, lastPolicy = *q.Robots, policy.Compile(policy.Parse([]byte(*q.Robots)))
+			robots := siteRobots
+			if q.Robots != nil {
+				robots = []byte(*q.Robots)
 			}
-			res = check(lastPolicy, checkTokens(*q.UA), *q.URL)
+			r, err := ck.check(robots, *q.UA, *q.URL)
+			if err != nil {
+				res = batchError{err.Error()}
+			} else {
+				res = r
+			}
 		}
-		if err := enc.Encode(res); err != nil {
+		return enc.Encode(res)
+	})
+}
+
+// eachLine calls fn for each line of in, without its line end. A line
+// longer than max is not kept: fn gets it empty with tooLong set, and the
+// reading goes on with the next line.
+func eachLine(in io.Reader, max int, fn func(line []byte, tooLong bool) error) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	var buf []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			buf = append(buf, chunk...)
+			if len(bytes.TrimRight(buf, "\r\n")) > max {
+				tooLong, buf = true, buf[:0]
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && err != io.EOF {
 			return err
 		}
+		if len(chunk) > 0 || tooLong {
+			if ferr := fn(bytes.TrimRight(buf, "\r\n"), tooLong); ferr != nil {
+				return ferr
+			}
+		}
+		buf, tooLong = buf[:0], false
+		if err == io.EOF {
+			return nil
+		}
 	}
-	return sc.Err()
 }
 
 func lintCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "lint FILE",
-		Short: "Reports problems in a robots.txt file",
+		Use:   "lint FILE|-",
+		Short: "Reports problems in a robots.txt file (- reads standard input)",
 		Args:  cobra.ExactArgs(1),
 	}
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
-		data, err := os.ReadFile(args[0])
+		name := args[0]
+		var data []byte
+		var err error
+		if name == "-" {
+			name = "stdin"
+			data, err = io.ReadAll(cmd.InOrStdin())
+		} else {
+			data, err = os.ReadFile(name)
+		}
 		if err != nil {
 			return err
 		}
-		return lint(cmd.OutOrStdout(), args[0], data)
+		return lint(cmd.OutOrStdout(), name, data)
 	})
 	return c
 }
@@ -237,7 +577,7 @@ func lintCommand() *cobra.Command {
 func lint(w io.Writer, name string, data []byte) error {
 	errs := 0
 	for _, d := range policy.Parse(data).Lint() {
-		fmt.Fprintf(w, "%s:%d: %s: %s\n", name, d.Line, d.Severity, d.Message)
+		fmt.Fprintf(w, "%s:%d: %s: %s [%s]\n", name, d.Line, d.Severity, d.Message, d.Code)
 		if d.Severity == policy.Error {
 			errs++
 		}
@@ -253,8 +593,13 @@ func classifyCommand() *cobra.Command {
 		Use:   "classify [UA...]",
 		Short: "Classifies User-Agent strings",
 	}
+	siteFlags(c)
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
-		return classify(cmd.InOrStdin(), cmd.OutOrStdout(), args)
+		h, err := siteHandler(cmd)
+		if err != nil {
+			return err
+		}
+		return classify(h, cmd.InOrStdin(), cmd.OutOrStdout(), args)
 	})
 	return c
 }
@@ -268,13 +613,27 @@ type classifyResult struct {
 	Operator      string   `json:"operator,omitempty"`
 	Verify        string   `json:"verify,omitempty"`
 	UserTriggered bool     `json:"user_triggered,omitempty"`
+	// BlockedClass is set when the site's block_class shuts the class out.
+	BlockedClass bool `json:"blocked_class,omitempty"`
 }
 
-func classify(in io.Reader, out io.Writer, args []string) error {
+// classify classifies User-Agents with the site's bot entries (h.Bots) and
+// says which classes its block_class shuts out.
+func classify(h *Handler, in io.Reader, out io.Writer, args []string) error {
+	c, err := uaclass.New(uaclass.Options{Extra: h.Bots, CacheBytes: -1})
+	if err != nil {
+		return fmt.Errorf("bots: %v", err)
+	}
+	blocked := map[uaclass.Class]bool{}
+	for _, name := range h.BlockClasses {
+		if bc, err := uaclass.ParseClass(name); err == nil {
+			blocked[bc] = true
+		}
+	}
 	enc := json.NewEncoder(out)
 	one := func(ua string) error {
-		r := uaclass.Classify(ua)
-		res := classifyResult{UA: ua, Class: r.Class.String(), Tokens: r.Tokens, UserTriggered: r.UserTriggered()}
+		r := c.Classify(ua)
+		res := classifyResult{UA: ua, Class: r.Class.String(), Tokens: r.Tokens, UserTriggered: r.UserTriggered(), BlockedClass: blocked[r.Class]}
 		if res.Tokens == nil {
 			res.Tokens = []string{}
 		}

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -18,44 +21,153 @@ import (
 
 const cliRobots = "User-agent: *\nDisallow: /private\nAllow: /private/ok\n\nUser-agent: Googlebot\nDisallow: /nogoogle\n"
 
+// checkOut runs "caddy robots check" with args and returns its output.
+func checkOut(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	cmd := checkCommand()
+	var out bytes.Buffer
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetIn(strings.NewReader(stdin))
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return out.String()
+}
+
+func tempFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestCheckURLs: one line per URL with the verdict and the deciding rule;
 // a bare product token and a whole User-Agent both work.
 func TestCheckURLs(t *testing.T) {
-	var out bytes.Buffer
-	if err := checkURLs(&out, []byte(cliRobots), "Googlebot/2.1", []string{"https://example.com/nogoogle/x", "https://example.com/private"}); err != nil {
-		t.Fatal(err)
-	}
+	robots := tempFile(t, "robots.txt", cliRobots)
+	out := checkOut(t, "", "--robots", robots, "-A", "Googlebot/2.1", "https://example.com/nogoogle/x", "https://example.com/private")
 	want := "disallowed\thttps://example.com/nogoogle/x\t(group googlebot; line 6: Disallow: /nogoogle)\n" +
 		"allowed\thttps://example.com/private\t(group googlebot; no rule matches)\n"
-	if out.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
-	out.Reset()
-	if err := checkURLs(&out, []byte(cliRobots), "Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)", []string{"http://e.com/private/ok?x=1", "http://e.com/private/a"}); err != nil {
-		t.Fatal(err)
-	}
+	out = checkOut(t, "", "--robots", robots, "-A", "Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)", "http://e.com/private/ok?x=1", "http://e.com/private/a")
 	want = "allowed\thttp://e.com/private/ok?x=1\t(group *; line 3: Allow: /private/ok)\n" +
 		"disallowed\thttp://e.com/private/a\t(group *; line 2: Disallow: /private)\n"
-	if out.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
 }
 
-// TestCheckCanonical: check shows the canonical URL when the file has
-// canonicalisation fields.
-func TestCheckCanonical(t *testing.T) {
-	var out bytes.Buffer
-	robots := "Domain: https://example.com/\nUser-agent: *\nDisallow: /private\nQueryParam: -sid\n"
-	if err := checkURLs(&out, []byte(robots), "Googlebot/2.1", []string{"http://www.example.com/page?sid=1&a=2"}); err != nil {
+// TestCheckAsHandler (issue 11): check answers with the handler's own
+// decision, so "Disallow: /messages$" refuses "/messages?a=b" in both, and
+// spellings a backend serves alike are refused alike.
+func TestCheckAsHandler(t *testing.T) {
+	robots := tempFile(t, "robots.txt", "User-agent: *\nDisallow: /messages$\nDisallow: /private/\n")
+	out := checkOut(t, "", "--robots", robots, "-A", "ExampleBot/1.0",
+		"https://e.com/messages?a=b", "https://e.com/private%2Fx", "https://e.com/messages/x", "https://e.com/x#frag")
+	want := "disallowed\thttps://e.com/messages?a=b\t(group *; line 2: Disallow: /messages$)\n" +
+		"disallowed\thttps://e.com/private%2Fx\t(group *; line 3: Disallow: /private/)\n" +
+		"allowed\thttps://e.com/messages/x\t(group *; no rule matches)\n" +
+		"allowed\thttps://e.com/x#frag\t(group *; no rule matches)\n"
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	h := &Handler{}
+	ck, err := newChecker(h, netip.MustParseAddr("192.0.2.1"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "allowed\thttp://www.example.com/page?sid=1&a=2\t(group *; no rule matches; canonical https://example.com/page?a=2)\n"; out.String() != want {
-		t.Errorf("got %q\nwant %q", out.String(), want)
+	r, err := ck.check([]byte("User-agent: *\nDisallow: /messages$\n"), "ExampleBot/1.0", "https://e.com/messages?a=b")
+	if err != nil || r.Allowed || r.Reason != "disallowed" {
+		t.Errorf("check: %+v %v", r, err)
+	}
+}
+
+// TestCheckReadings (issue 11): where the readings of the groups differ,
+// check shows both.
+func TestCheckReadings(t *testing.T) {
+	robots := tempFile(t, "robots.txt", "User-agent: baidu\ncrawl-delay: 1\n\nUser-agent: *\nDisallow: /*/*/pulse\n")
+	out := checkOut(t, "", "--robots", robots, "-A", "baidu", "https://github.com/foo/bar/pulse")
+	want := "allowed\thttps://github.com/foo/bar/pulse\t(group baidu; no rule matches; the readings of the groups differ: Google's disallows by line 5: Disallow: /*/*/pulse, protego/temoto's allows; refused only when both disallow)\n"
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+const siteConfig = `{
+	admin off
+}
+shop.example.com {
+	robots_guard {
+		robots %s
+		block_class ai
+		trap /private-archive/
+		allow_ip 203.0.113.0/24
+		bot partnercrawler ai PartnerCrawler
+	}
+	respond "shop"
+}
+blog.example.com {
+	robots_guard {
+		robots %s
+	}
+	respond "blog"
+}
+`
+
+// TestCheckConfig (issue 11): with --config and --site, check and classify
+// use the site's robots_guard settings.
+func TestCheckConfig(t *testing.T) {
+	robots := tempFile(t, "robots.txt", "User-agent: *\nDisallow: /private/\n")
+	cfg := tempFile(t, "Caddyfile", fmt.Sprintf(siteConfig, robots, robots))
+	out := checkOut(t, "", "--config", cfg, "--site", "shop.example.com", "-A", "Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)", "https://shop.example.com/")
+	if !strings.HasPrefix(out, "refused\thttps://shop.example.com/\t(blocked_class)") {
+		t.Errorf("blocked class: %q", out)
+	}
+	out = checkOut(t, "", "--config", cfg, "--site", "shop.example.com", "-A", "ExampleBot/1.0", "https://shop.example.com/private-archive/x", "https://shop.example.com/about")
+	if want := "refused\thttps://shop.example.com/private-archive/x\t(trap)\nallowed\thttps://shop.example.com/about\t(group *; no rule matches)\n"; out != want {
+		t.Errorf("trap: got %q, want %q", out, want)
+	}
+	out = checkOut(t, "", "--config", cfg, "--site", "shop.example.com", "--ip", "203.0.113.9", "-A", "ExampleBot/1.0", "https://shop.example.com/private/x")
+	if !strings.HasPrefix(out, "allowed\thttps://shop.example.com/private/x\t(allowlisted)") {
+		t.Errorf("allow_ip: %q", out)
+	}
+	out = checkOut(t, "", "--config", cfg, "--site", "shop.example.com", "-A", "PartnerCrawler/2.0", "https://shop.example.com/")
+	if !strings.HasPrefix(out, "refused") {
+		t.Errorf("bot entry of the site (class ai, blocked): %q", out)
+	}
+	// The other site has none of it.
+	out = checkOut(t, "", "--config", cfg, "--site", "blog.example.com", "-A", "Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)", "https://blog.example.com/", "https://blog.example.com/private-archive/x")
+	if want := "allowed\thttps://blog.example.com/\t(group *; no rule matches)\nallowed\thttps://blog.example.com/private-archive/x\t(group *; no rule matches)\n"; out != want {
+		t.Errorf("blog: got %q, want %q", out, want)
+	}
+	// Two sites and no --site: an error that names them.
+	cmd := checkCommand()
+	cmd.SetArgs([]string{"--config", cfg, "-A", "x", "https://e.com/"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "shop.example.com") || !strings.Contains(err.Error(), "--site") {
+		t.Errorf("no --site: %v", err)
+	}
+	// classify with the site's bot entries.
+	cl := classifyCommand()
+	var buf bytes.Buffer
+	cl.SetArgs([]string{"--config", cfg, "--site", "shop.example.com", "PartnerCrawler/2.0"})
+	cl.SetOut(&buf)
+	if err := cl.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"ua":"PartnerCrawler/2.0","class":"ai","tokens":["partnercrawler"],"bot":"partnercrawler","blocked_class":true}` + "\n"; buf.String() != want {
+		t.Errorf("classify: got %s want %s", buf.String(), want)
 	}
 }
 
 // TestCheckBatch: JSON Lines in, one object per line out, in order; a bad
-// line gets an error object and the run goes on.
+// or over-long line gets an error object and the run goes on.
 func TestCheckBatch(t *testing.T) {
 	line := func(robots, ua, url string) string {
 		b, _ := json.Marshal(map[string]string{"robots": robots, "ua": ua, "url": url})
@@ -66,22 +178,23 @@ func TestCheckBatch(t *testing.T) {
 		"not json",
 		`{"robots": "User-agent: *\nDisallow: /"}`,
 		line("User-agent: *\nDisallow: /x$\n", "curl/8.0", "https://e.com/x"),
+		line("User-agent: *\nDisallow: "+strings.Repeat("/y", maxBatchLine)+"\n", "curl/8.0", "https://e.com/x"),
 		line("User-agent: *\nDisallow: /x$\n", "curl/8.0", "https://e.com/xy"),
-	}, "\n")
-	var out bytes.Buffer
-	if err := checkBatch(strings.NewReader(in), &out); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		line("User-agent: *\nDisallow: /x$\n", "curl/8.0", "https://e.com/x?q=1"),
+	}, "\r\n")
+	out := checkOut(t, in, "--batch")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	want := []string{
-		`{"url":"https://e.com/nogoogle","allowed":false,"group":"googlebot","line":6,"rule":"Disallow: /nogoogle"}`,
+		`{"url":"https://e.com/nogoogle","allowed":false,"reason":"disallowed","class":"search","group":"googlebot","line":6,"rule":"Disallow: /nogoogle"}`,
 		`{"error":"invalid JSON: invalid character 'o' in literal null (expecting 'u')"}`,
 		`{"error":"want an object with \"robots\", \"ua\" and \"url\""}`,
-		`{"url":"https://e.com/x","allowed":false,"group":"*","line":2,"rule":"Disallow: /x$"}`,
-		`{"url":"https://e.com/xy","allowed":true,"group":"*","line":0}`,
+		`{"url":"https://e.com/x","allowed":false,"reason":"disallowed","class":"script","group":"*","line":2,"rule":"Disallow: /x$"}`,
+		`{"error":"line longer than 1048576 bytes"}`,
+		`{"url":"https://e.com/xy","allowed":true,"class":"script","group":"*","line":0}`,
+		`{"url":"https://e.com/x?q=1","allowed":false,"reason":"disallowed","class":"script","group":"*","line":2,"rule":"Disallow: /x$"}`,
 	}
 	if len(lines) != len(want) {
-		t.Fatalf("got %d lines:\n%s", len(lines), out.String())
+		t.Fatalf("got %d lines:\n%s", len(lines), out)
 	}
 	for i := range want {
 		if lines[i] != want[i] {
@@ -90,13 +203,15 @@ func TestCheckBatch(t *testing.T) {
 	}
 }
 
-// TestLintCommand: FILE:LINE: severity: message, exit status 1 on errors.
+// TestLintCommand: FILE:LINE: severity: message [code], exit status 1 on
+// errors.
 func TestLintCommand(t *testing.T) {
 	var out bytes.Buffer
-	if err := lint(&out, "robots.txt", []byte("User-agent: *\nDiasllow: /x\n")); err != nil {
+	if err := lint(&out, "robots.txt", []byte("User-agent: *\nDiasllow: /x\nAlow: /y\n")); err != nil {
 		t.Errorf("warnings only: %v", err)
 	}
-	if got := out.String(); got != "robots.txt:2: warning: misspelled field \"Diasllow\" read as \"Disallow\"\n" {
+	if got := out.String(); got != "robots.txt:2: warning: misspelled field \"Diasllow\" read as \"Disallow\" [typo]\n"+
+		"robots.txt:3: warning: unknown field \"Alow\" is probably a typo of \"Allow\"; it is ignored, as the reference parser ignores it [likely-typo]\n" {
 		t.Errorf("got %q", got)
 	}
 	out.Reset()
@@ -108,13 +223,17 @@ func TestLintCommand(t *testing.T) {
 	if !strings.HasPrefix(out.String(), "r.txt:1: error: content looks like an HTML") {
 		t.Errorf("got %q", out.String())
 	}
+	out.Reset()
+	if err := lint(&out, "empty.txt", nil); err != nil || !strings.Contains(out.String(), "[no-rules]") {
+		t.Errorf("empty file: %q %v", out.String(), err)
+	}
 }
 
 // TestClassifyCommand: one JSON object per User-Agent, from arguments or
 // standard input.
 func TestClassifyCommand(t *testing.T) {
 	var out bytes.Buffer
-	if err := classify(strings.NewReader("curl/8.5.0\n\nMozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0\n"), &out, nil); err != nil {
+	if err := classify(&Handler{}, strings.NewReader("curl/8.5.0\n\nMozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0\n"), &out, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"ua":"curl/8.5.0","class":"script","tokens":["curl"],"bot":"curl"}
@@ -125,71 +244,11 @@ func TestClassifyCommand(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 	out.Reset()
-	if err := classify(nil, &out, []string{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot"}); err != nil {
+	if err := classify(&Handler{}, nil, &out, []string{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot"}); err != nil {
 		t.Fatal(err)
 	}
 	if want := `{"ua":"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot","class":"ai","tokens":["chatgpt-user"],"bot":"ChatGPT-User","operator":"OpenAI","verify":"ranges","user_triggered":true}` + "\n"; out.String() != want {
 		t.Errorf("got %s", out.String())
-	}
-}
-
-// TestReport: the report summarises a log the handler wrote.
-func TestReport(t *testing.T) {
-	var log bytes.Buffer
-	entry := func(ts float64, ip, ua, class, token, uri, action, reason string, read bool) {
-		tokens := []string{}
-		if token != "" {
-			tokens = []string{token}
-		}
-		b, _ := json.Marshal(map[string]any{
-			"level": "info", "ts": ts, "logger": loggerName, "msg": "request refused",
-			"client_ip": ip, "user_agent": ua, "class": class, "tokens": tokens, "uri": uri,
-			"action": action, "reason": reason, "read_robots": read, "dry_run": false,
-		})
-		log.Write(b)
-		log.WriteByte('\n')
-	}
-	base := float64(time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC).Unix())
-	for i := 0; i < 5; i++ {
-		entry(base+float64(i), "192.0.2.1", "RogueBot/1.0", "bot", "roguebot", fmt.Sprintf("/private/%d?q=1", i), "deny", "disallowed", true)
-	}
-	entry(base+3600, "192.0.2.1", "RogueBot/1.0", "bot", "roguebot", "/trap/", "deny", "trap", true)
-	entry(base+3601, "198.51.100.2", "curl/8.0", "script", "curl", "/a", "throttle", "rate", false)
-	entry(base+3602, "198.51.100.2", "curl/8.0", "script", "curl", "/a", "allow", "rate", false)
-	log.WriteString(`{"level":"info","ts":1,"logger":"http.log.access","msg":"handled request"}` + "\nplain text line\n")
-
-	rep := newReport()
-	if err := rep.read(&log); err != nil {
-		t.Fatal(err)
-	}
-	s := rep.summary(3)
-	if s.Decisions != 8 || s.Skipped != 2 {
-		t.Errorf("decisions %d, skipped %d", s.Decisions, s.Skipped)
-	}
-	if s.ByAction["deny"] != 6 || s.ByAction["throttle"] != 1 || s.ByReason["disallowed"] != 5 || s.ByReason["trap"] != 1 || s.ByClass["bot"] != 6 {
-		t.Errorf("totals: %v %v %v", s.ByAction, s.ByReason, s.ByClass)
-	}
-	if len(s.TopBots) == 0 || s.TopBots[0].Key != "roguebot" || s.TopBots[0].Count != 6 || s.TopBots[0].Actions["deny"] != 6 {
-		t.Errorf("top bots: %+v", s.TopBots)
-	}
-	if len(s.TopIPs) == 0 || s.TopIPs[0].Key != "192.0.2.1" || !s.TopIPs[0].ReadRobots {
-		t.Errorf("top IPs: %+v", s.TopIPs)
-	}
-	if len(s.ReadIgnored) != 1 || s.ReadIgnored[0].Key != "192.0.2.1" || s.ReadIgnored[0].Violations != 6 {
-		t.Errorf("read and ignored: %+v", s.ReadIgnored)
-	}
-	if len(s.TopPaths) != 3 || s.TopPaths[0].Key != "/a" || s.TopPaths[0].Count != 2 {
-		t.Errorf("top paths: %+v", s.TopPaths)
-	}
-	if len(s.Hourly) != 2 || s.Hourly[0].Count != 5 || s.Hourly[1].Count != 3 || s.Hourly[0].Hour.Hour() != 10 {
-		t.Errorf("hourly: %+v", s.Hourly)
-	}
-	var text bytes.Buffer
-	s.writeText(&text)
-	for _, want := range []string{"robots_guard report: 8 decisions from 2026-11-30 10:15:00", "by action: deny 6, allow 1, throttle 1", "roguebot", "read robots.txt, then ignored it:\n  192.0.2.1", "2026-11-30 10:00"} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("text report lacks %q:\n%s", want, text.String())
-		}
 	}
 }
 

@@ -57,6 +57,8 @@ type settings struct {
 	index   indexRules
 	// verify is nil when verification is off.
 	verify *uaclass.VerifierOptions
+	// webBotAuth is nil when web_bot_auth is not configured.
+	webBotAuth *webBotAuthSettings
 	// fetcher fetches a robots URL; nil for a file.
 	fetcher *upstream.Fetcher
 }
@@ -148,7 +150,17 @@ func (h *Handler) checkConfig() (*settings, error) {
 	if h.Strikes < 0 {
 		return nil, &configError{"strikes", errAtLeast(1, h.Strikes)}
 	}
+	if h.AddressStrikes < 0 {
+		return nil, &configError{"address_strikes", errAtLeast(1, h.AddressStrikes)}
+	}
+	if h.IPv4Prefix < 0 || h.IPv4Prefix > 32 {
+		return nil, bad("ipv4_prefix", "%d is not an IPv4 prefix length (1-32)", h.IPv4Prefix)
+	}
+	if h.IPv6Prefix < 0 || h.IPv6Prefix > 128 {
+		return nil, bad("ipv6_prefix", "%d is not an IPv6 prefix length (1-128)", h.IPv6Prefix)
+	}
 	cfg.Burst, cfg.Grace, cfg.Strikes = h.Burst, h.Grace, h.Strikes
+	cfg.AddressStrikes, cfg.IPv4Prefix, cfg.IPv6Prefix = h.AddressStrikes, h.IPv4Prefix, h.IPv6Prefix
 	for _, d := range []struct {
 		path string
 		v    caddy.Duration
@@ -201,6 +213,11 @@ func (h *Handler) checkConfig() (*settings, error) {
 		}
 		s.verify = opts
 	}
+	wba, err := checkWebBotAuth(h.WebBotAuth)
+	if err != nil {
+		return nil, err
+	}
+	s.webBotAuth = wba
 	for i := range h.Bots {
 		if err := h.Bots[i].Validate(); err != nil {
 			return nil, &configError{fmt.Sprintf("bots[%d]", i), err}
@@ -208,6 +225,9 @@ func (h *Handler) checkConfig() (*settings, error) {
 	}
 	if h.MaxClients < 0 {
 		return nil, &configError{"max_clients", errAtLeast(1, h.MaxClients)}
+	}
+	if h.MaxBlocks < 0 {
+		return nil, &configError{"max_blocks", errAtLeast(1, h.MaxBlocks)}
 	}
 	if h.Zone == "" {
 		h.Zone = "default"

@@ -41,6 +41,11 @@ func TestConfigErrors(t *testing.T) {
 	if err := os.WriteFile(badRanges, []byte(`{"prefixes": []}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	testKey := filepath.Join(dir, "test-key.jwks") // the RFC 9421 example key
+	if err := os.WriteFile(testKey, []byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agentKey := newTestAgentKey(t).jwks
 	const classes = "(want one of browser, search, ai, seo, social, monitor, script, bad, bot, unknown)"
 	covered := map[string]bool{}
 	defer func() {
@@ -96,6 +101,11 @@ func TestConfigErrors(t *testing.T) {
 		{"grace -2", "robots_guard: grace: must be at least -1, got -2, at Testfile:2", `"grace": -2`, "robots_guard: grace: must be at least -1, got -2"},
 		{"strikes many", "robots_guard: strikes: 'many' is not a whole number, at Testfile:2", `"strikes": "many"`, "cannot unmarshal string"},
 		{"strikes 0", "robots_guard: strikes: must be at least 1, got 0, at Testfile:2", `"strikes": -1`, "robots_guard: strikes: must be at least 1, got -1"},
+		{"strikes 5 0", "robots_guard: strikes <per address>: must be at least 1, got 0, at Testfile:2", `"address_strikes": -1`, "robots_guard: address_strikes: must be at least 1, got -1"},
+		{"strikes 5 10 15", "robots_guard: strikes: want <n> [<per address>], got 3 arguments, at Testfile:2", "", ""},
+		{"ipv4_prefix 33", "robots_guard: ipv4_prefix: 33 is not an IPv4 prefix length (1-32), at Testfile:2", `"ipv4_prefix": 40`, "robots_guard: ipv4_prefix: 40 is not an IPv4 prefix length (1-32)"},
+		{"ipv6_prefix /64", "robots_guard: ipv6_prefix: '/64' is not a whole number, at Testfile:2", `"ipv6_prefix": 129`, "robots_guard: ipv6_prefix: 129 is not an IPv6 prefix length (1-128)"},
+		{"ipv6_prefix 0", "robots_guard: ipv6_prefix: must be at least 1, got 0, at Testfile:2", `"ipv6_prefix": -1`, "robots_guard: ipv6_prefix: -1 is not an IPv6 prefix length (1-128)"},
 		{"window 0s", "robots_guard: window: must be above 0, got 0s, at Testfile:2", `"window": -1000000000`, "robots_guard: window: must be above 0, got -1s"},
 		{"cooldown", "robots_guard: cooldown: want <duration> [<max>], got 0 arguments, at Testfile:2", "", ""},
 		{"cooldown x", "robots_guard: cooldown: 'x' is not a duration, at Testfile:2", "", ""},
@@ -127,10 +137,24 @@ func TestConfigErrors(t *testing.T) {
 		{"verify {\n  ranges /x " + badRanges + "\n }", `robots_guard: verify ranges: "/x" is not a product token, at Testfile:3`, "", ""},
 		{"verify {\n  dns 1.1.1.1\n }", "robots_guard: verify: unrecognized option 'dns', at Testfile:3", "", ""},
 		{"verify {\n  wiat 1s\n }", "robots_guard: verify: unrecognized option 'wiat' (did you mean 'wait'?), at Testfile:3", "", ""},
+		{"web_bot_auth on", "robots_guard: web_bot_auth: unexpected argument 'on' (options go in a block), at Testfile:2", "", ""},
+		{"web_bot_auth {\n  trusted_agent https://a.example\n }", "robots_guard: web_bot_auth trusted_agent: want <agent-url> <jwks-file>, got 1 arguments, at Testfile:3", "", ""},
+		{"web_bot_auth {\n  trusted_agent http://a.example /x\n }", `robots_guard: web_bot_auth trusted_agent: agent "http://a.example" is not an https URI, at Testfile:3`, `"web_bot_auth": {"trusted_agents": {"http://a.example": "/x"}}`, `robots_guard: web_bot_auth.trusted_agents.http://a.example: agent "http://a.example" is not an https URI`},
+		{"web_bot_auth {\n  trusted_agent https://a.example/keys /x\n }", `robots_guard: web_bot_auth trusted_agent: agent "https://a.example/keys" is not an origin (https://host[:port]), at Testfile:3`, "", ""},
+		{"web_bot_auth {\n  trusted_agent https://a.example /nonexistent/a.jwks\n }", "robots_guard: web_bot_auth trusted_agent: /nonexistent/a.jwks: no such file or directory, at Testfile:3", `"web_bot_auth": {"trusted_agents": {"https://a.example": "/nonexistent/a.jwks"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: /nonexistent/a.jwks: no such file or directory"},
+		{"web_bot_auth {\n  trusted_agent https://a.example " + testKey + "\n }", "robots_guard: web_bot_auth trusted_agent: " + testKey + ": key 0: the RFC 9421 example key must not be trusted, at Testfile:3", `"web_bot_auth": {"trusted_agents": {"https://a.example": "` + testKey + `"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: " + testKey + ": key 0: the RFC 9421 example key must not be trusted"},
+		{"web_bot_auth {\n  trusted_agent https://a.example /x\n  trusted_agent https://a.example /y\n }", "robots_guard: web_bot_auth trusted_agent: https://a.example is already pinned, at Testfile:4", `"web_bot_auth": {"trusted_agents": {"https://a.example": "` + agentKey + `", "https://A.example:443": "` + agentKey + `"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: https://a.example is already pinned"},
+		{"web_bot_auth {\n  fetch_directories maybe\n }", "robots_guard: web_bot_auth fetch_directories: want on or off, got 'maybe', at Testfile:3", `"web_bot_auth": {"fetch_directories": "maybe"}`, "cannot unmarshal string"},
+		{"web_bot_auth {\n  max_validity 0s\n }", "robots_guard: web_bot_auth max_validity: must be above 0, got 0s, at Testfile:3", `"web_bot_auth": {"max_validity": -1}`, "robots_guard: web_bot_auth.max_validity: must be above 0, got -1ns"},
+		{"web_bot_auth {\n  clock_skew soon\n }", "robots_guard: web_bot_auth clock_skew: 'soon' is not a duration, at Testfile:3", `"web_bot_auth": {"clock_skew": -1}`, "robots_guard: web_bot_auth.clock_skew: must be above 0, got -1ns"},
+		{"web_bot_auth {\n  nonce_cache 0\n }", "robots_guard: web_bot_auth nonce_cache: must be at least 1, got 0, at Testfile:3", `"web_bot_auth": {"nonce_cache": -5}`, "robots_guard: web_bot_auth.nonce_cache: must be at least 1, got -5"},
+		{"web_bot_auth {\n  max_validity 1h\n  max_validity 2h\n }", "robots_guard: web_bot_auth: option 'max_validity' already specified, at Testfile:4", "", ""},
+		{"web_bot_auth {\n  tag web-bot-auth\n }", "robots_guard: web_bot_auth: unrecognized option 'tag', at Testfile:3", "", ""},
 		{"bot x ai", "robots_guard: bot: want <token> <class> <match phrase...>, got 2 arguments, at Testfile:2", "", ""},
 		{"bot x alien X", `robots_guard: bot: unknown class "alien" ` + classes + `, at Testfile:2`, "", ""},
 		{"bot X ai X", `robots_guard: bot: bot "X": token "X" is not a lower-case product token (want "x"), at Testfile:2`, `"bots": [{"token": "X", "class": "ai", "name": "X", "match": ["X"]}]`, `robots_guard: bots[0]: bot "X": token "X" is not a lower-case product token (want "x")`},
 		{"max_clients 0", "robots_guard: max_clients: must be at least 1, got 0, at Testfile:2", `"max_clients": -5`, "robots_guard: max_clients: must be at least 1, got -5"},
+		{"max_blocks 0", "robots_guard: max_blocks: must be at least 1, got 0, at Testfile:2", `"max_blocks": -5`, "robots_guard: max_blocks: must be at least 1, got -5"},
 		{"state_ttl never", "robots_guard: state_ttl: 'never' is not a duration, at Testfile:2", "", ""},
 		{"state_ttl 0s", "robots_guard: state_ttl: must be above 0, got 0s, at Testfile:2", `"state_ttl": -1000000000`, "robots_guard: state_ttl: must be above 0, got -1s"},
 		{"ua_cache lots", "robots_guard: ua_cache: 'lots' is not a size (e.g. 4MiB), at Testfile:2", `"ua_cache": "4MiB"`, "cannot unmarshal string"},
@@ -194,6 +218,7 @@ func TestConfigDefaults(t *testing.T) {
 func TestConfigNamesAgree(t *testing.T) {
 	shorthand := map[string][]string{
 		"cooldown": {"cooldown", "max_cooldown"},
+		"strikes":  {"strikes", "address_strikes"},
 		"tarpit":   {"tarpit", "tarpit_max"},
 		"deny":     {"deny_status", "deny_body"},
 		"throttle": {"throttle_status", "throttle_body"},

@@ -88,9 +88,11 @@ func TestFlood(t *testing.T) {
 	w := httptest.NewRecorder()
 	var b [16]byte
 	b[0], b[1] = 0x20, 0x01
+	clients, blocks := h.shared.store.Bounds()
 	for i := 0; i < n; i++ {
-		for k := 0; k < 8; k++ {
-			b[15-k] = byte(i >> (8 * k))
+		// Distinct /64s: clients are tracked by IPv6 prefix.
+		for k := 0; k < 6; k++ {
+			b[7-k] = byte(i >> (8 * k))
 		}
 		vars[caddyhttp.ClientIPVarKey] = netip.AddrFrom16(b).String()
 		target := targets[i%4]
@@ -104,13 +106,13 @@ func TestFlood(t *testing.T) {
 			status = err.(caddyhttp.HandlerError).StatusCode
 		}
 		statuses[status]++
-		if i%100_000 == 0 && h.shared.store.Len() > maxClients {
-			t.Fatalf("after %d clients: %d tracked, cap %d", i, h.shared.store.Len(), maxClients)
+		if i%100_000 == 0 && h.shared.store.Len() > clients+blocks {
+			t.Fatalf("after %d clients: %d tracked, cap %d + %d blocked", i, h.shared.store.Len(), clients, blocks)
 		}
 	}
 	tracked := h.shared.store.Len()
-	if tracked > maxClients {
-		t.Fatalf("%d clients tracked, cap %d", tracked, maxClients)
+	if tracked > clients+blocks {
+		t.Fatalf("%d clients tracked, cap %d + %d blocked", tracked, clients, blocks)
 	}
 	if statuses[403] == 0 || statuses[200] == 0 {
 		t.Errorf("statuses %v", statuses)

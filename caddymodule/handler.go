@@ -22,6 +22,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -76,7 +77,9 @@ type Handler struct {
 	ServeRobots *bool `json:"serve_robots,omitempty"`
 
 	// Mode is "enforce" or "dry_run": dry_run computes, logs and counts
-	// every decision but never refuses a request. Default: "enforce".
+	// every decision but never refuses a request. Its state is kept apart,
+	// so that after a switch to enforce nobody is refused for what dry run
+	// recorded. Default: "enforce".
 	Mode string `json:"mode,omitempty"`
 
 	// BlockClasses are User-Agent classes shut out entirely (e.g. "ai"). Their
@@ -113,9 +116,27 @@ type Handler struct {
 	// 429s; -1 for none. Default: 1.
 	Grace int `json:"grace,omitempty"`
 
-	// Strikes is how many violations within Window block a client.
-	// Default: 5.
+	// Strikes is how many strikes within Window block a client (address
+	// prefix and token): a request for a disallowed path is one, and so is
+	// a Retry-After window through which the client keeps exceeding its
+	// rate (parallel requests and immediate retries count once; a client
+	// that waits out Retry-After gets none). Default: 5.
 	Strikes int `json:"strikes,omitempty"`
+
+	// AddressStrikes is how many strikes within Window, over all the tokens
+	// of one address prefix, block the whole address, so that rotating
+	// User-Agents does not dodge the ladder. Default: twice Strikes.
+	AddressStrikes int `json:"address_strikes,omitempty"`
+
+	// IPv4Prefix is the prefix length by which IPv4 clients are tracked, as
+	// caddy-ratelimit does: a client blocked or throttled at one address
+	// stays so anywhere in its prefix. Default: 32.
+	IPv4Prefix int `json:"ipv4_prefix,omitempty"`
+
+	// IPv6Prefix is the prefix length by which IPv6 clients are tracked: an
+	// IPv6 host usually holds a whole /64, so a client trapped at one of its
+	// addresses stays blocked at the others. Default: 64.
+	IPv6Prefix int `json:"ipv6_prefix,omitempty"`
 
 	// Window is the span in which strikes count. Default: 10m.
 	Window caddy.Duration `json:"window,omitempty"`
@@ -165,7 +186,9 @@ type Handler struct {
 	// Default: none.
 	AllowIPs []string `json:"allow_ips,omitempty"`
 
-	// AllowTokens are robots.txt product tokens that are never refused.
+	// AllowTokens are robots.txt product tokens exempt from the robots.txt
+	// rules and rates. A token is a claim any client can make: it never
+	// lifts a trap, an address block, or a bad-agent or impostor refusal.
 	// Default: none.
 	AllowTokens []string `json:"allow_tokens,omitempty"`
 
@@ -173,12 +196,21 @@ type Handler struct {
 	// crawlers. Default: on, with forward-confirmed reverse DNS.
 	Verify *VerifyConfig `json:"verify,omitempty"`
 
+	// WebBotAuth verifies signed agents (Web Bot Auth). Default: off.
+	WebBotAuth *WebBotAuthConfig `json:"web_bot_auth,omitempty"`
+
 	// Bots adds entries to the bot database or overrides them by token.
 	// Default: the built-in database only.
 	Bots []uaclass.Bot `json:"bots,omitempty"`
 
-	// MaxClients bounds the per-client state. Default: 100000.
+	// MaxClients bounds the per-client state: the addresses (prefixes)
+	// tracked, each with up to 4 tokens. Default: 100000.
 	MaxClients int `json:"max_clients,omitempty"`
+
+	// MaxBlocks bounds the blocked addresses, kept apart from the others so
+	// that a flood of new addresses cannot evict blocks; beyond it, new
+	// blocks are dropped and counted. Default: MaxClients.
+	MaxBlocks int `json:"max_blocks,omitempty"`
 
 	// StateTTL is how long an idle client is remembered. Default: 1h.
 	StateTTL caddy.Duration `json:"state_ttl,omitempty"`
@@ -236,6 +268,7 @@ type Handler struct {
 	engine     *enforce.Engine
 	classifier *uaclass.Classifier
 	verifier   *uaclass.Verifier
+	webBotAuth *webBotAuth
 	source     *source
 	metrics    *metrics
 	shared     *sharedState
@@ -302,7 +335,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if set.verify != nil {
 		h.verifier = uaclass.NewVerifier(*set.verify)
 	}
-	h.shared, err = joinState(h.Zone, h.MaxClients, time.Duration(h.StateTTL))
+	if h.webBotAuth, err = newWebBotAuth(ctx, set.webBotAuth, h.classifier); err != nil {
+		return err
+	}
+	h.shared, err = joinState(h.Zone, h.MaxClients, h.MaxBlocks, time.Duration(h.StateTTL))
 	if err != nil {
 		return err
 	}
@@ -340,7 +376,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 type opsLog struct{}
 
 // CaddyModule gives the logger its name; opsLog is not a registered module.
-func (opsLog) CaddyModule() caddy.ModuleInfo { return caddy.ModuleInfo{ID: "robots_guard"} }
+func (opsLog) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: caddy.ModuleID(report.OpsLoggerName)}
+}
 
 // additions returns the served robots.txt's additions to the site's file:
 // a "Disallow: /" group for the known tokens of each blocked class, the
@@ -373,6 +411,7 @@ func (h *Handler) Cleanup() error {
 	if h.cancel != nil {
 		h.cancel()
 	}
+	h.webBotAuth.close()
 	if h.source != nil {
 		h.source.close()
 	}
@@ -413,34 +452,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Method: r.Method,
 		Host:   r.Host,
 	}
-	req.Target, req.Invalid = requestTarget(r)
-	req.Variants = targetVariants(req.Target)
-	canonical := h.Canonical != "off" && snap.policy.HasCanonical()
-	var normal string // the target in normal form, for the features that need it
-	if canonical || len(h.index) > 0 {
-		normal = policy.NormalizeTarget(req.Target)
-	}
-	// The canonical URL by the robots.txt's QueryParam, Domain and
-	// IndexPage fields; its rules apply too.
-	var canonURL string
-	var nonCanonical bool
-	if canonical {
-		var canonTarget string
-		canonURL, canonTarget, nonCanonical = snap.policy.Canonical(req.UA.Tokens, scheme(r), r.Host, normal)
-		if nonCanonical {
-			req.Variants = append(req.Variants, canonTarget)
-		}
-		if !snap.domain {
-			canonURL = relativeRef(canonTarget)
-		}
-	}
-	if h.verifier != nil && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
+	sig := h.webBotAuth.check(r, &req)
+	if h.verifier != nil && req.Verdict == uaclass.NotClaimed && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
 		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
 	}
-	d := h.engine.Decide(&req, snap.policy)
+	v, err := h.decide(&req, snap.policy, requestURI(r), scheme(r))
+	if err != nil {
+		// No client sends a fragment; servers read "/#/../x" as "/x".
+		return caddyhttp.Error(http.StatusBadRequest, err)
+	}
+	d, canonURL, nonCanonical, normal := v.Decision, v.canonURL, v.nonCanonical, req.Target.Normal
 	h.metrics.decision(&d, req.UA.Class)
+	h.observe(r, &req, &d, snap) // admin_review.go: live statistics, placeholders
+	if d.BlockDropped {
+		h.metrics.blockDropped(h.Zone)
+	}
 	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
-		h.logDecision(&req, &d, ua, r)
+		h.logDecision(&req, &d, ua, r, snap, &sig)
 	}
 	if d.Enforced() {
 		if d.Action == enforce.Tarpit {
@@ -471,6 +499,44 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 	}
 	return next.ServeHTTP(w, r)
+}
+
+// verdict is a decision with the canonical URL it was taken on.
+type verdict struct {
+	enforce.Decision
+	// canonURL is the canonical URL by the robots.txt's QueryParam, Domain
+	// and IndexPage fields, or "" (no such fields, or canonical off).
+	canonURL string
+	// nonCanonical reports that the request's URL is not canonURL.
+	nonCanonical bool
+}
+
+// decide reads the request target raw (as the client sent it), adds the
+// canonical URL's target to the spellings to check, and decides: the one
+// decision of ServeHTTP and of "caddy robots check". It fails only for a
+// target with '#' (policy.ErrFragment), which must be answered 400.
+func (h *Handler) decide(req *enforce.Request, p *policy.Policy, raw, scheme string) (verdict, error) {
+	var v verdict
+	target, err := policy.ParseTarget(raw)
+	if errors.Is(err, policy.ErrFragment) {
+		return v, err
+	}
+	req.Target, req.Invalid = target, err != nil
+	req.BrowserLike = req.UA.BrowserLike
+	if h.Canonical != "off" && p.HasCanonical() {
+		var canonTarget string
+		v.canonURL, canonTarget, v.nonCanonical = p.Canonical(req.UA.Tokens, scheme, req.Host, target.Normal)
+		if v.nonCanonical {
+			req.Target.AddVariant(canonTarget)
+		}
+		if !p.HasDomain() {
+			// Without a Domain the host would be the request's own: never
+			// echo a Host header into Link or Location.
+			v.canonURL = relativeRef(canonTarget)
+		}
+	}
+	v.Decision = h.engine.Decide(req, p)
+	return v, nil
 }
 
 // scheme returns the request's scheme.

@@ -2,15 +2,19 @@ package caddymodule
 
 import (
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/report"
+	"github.com/robotsguard/robotsguard/signature"
 )
 
-// logDecision writes one structured entry for a decision. The message says
-// what happened; the fields carry everything "caddy robots report" reads.
-func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua string, r *http.Request) {
+// logDecision writes one structured entry for a decision: a report.Entry,
+// the one type that "caddy robots report" reads back. The message says
+// what happened.
+func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua string, r *http.Request, snap *snapshot, sig *signature.Result) {
 	msg := "request allowed"
 	switch {
 	case d.Action != enforce.Allow && d.DryRun:
@@ -24,36 +28,39 @@ func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua stri
 	if ce == nil {
 		return
 	}
-	fields := []zap.Field{
-		zap.String("client_ip", req.IP.String()),
-		zap.String("user_agent", ua),
-		zap.String("class", req.UA.Class.String()),
-		zap.Strings("tokens", req.UA.Tokens),
-		zap.String("verification", req.Verdict.String()),
-		zap.String("method", req.Method),
-		zap.String("host", req.Host),
-		zap.String("uri", r.RequestURI),
-		zap.String("action", d.Action.String()),
-		zap.String("reason", string(d.Reason)),
-		zap.String("group", d.Group),
-		zap.Int("strikes", d.Strikes),
-		zap.Bool("read_robots", d.ReadRobots),
-		zap.Bool("dry_run", d.DryRun),
+	e := report.Entry{
+		ClientIP:      req.IP.String(),
+		UserAgent:     ua,
+		Class:         req.UA.Class.String(),
+		Tokens:        req.UA.Tokens,
+		Verification:  req.Verdict.String(),
+		Method:        req.Method,
+		Host:          req.Host,
+		URI:           r.RequestURI,
+		Action:        d.Action.String(),
+		Reason:        string(d.Reason),
+		Group:         d.Group,
+		Strikes:       d.Strikes,
+		ReadRobots:    d.ReadRobots,
+		DryRun:        d.DryRun,
+		Zone:          h.Zone,
+		RobotsVersion: snap.version,
+		RetryAfter:    d.RetryAfter.Seconds(),
 	}
 	if b := req.UA.Bot; b != nil {
-		fields = append(fields, zap.String("bot", b.Name))
-		if b.Operator != "" {
-			fields = append(fields, zap.String("operator", b.Operator))
+		e.Bot, e.Operator = b.Name, b.Operator
+	}
+	if sig != nil && sig.Outcome != signature.None {
+		e.Signature, e.SignatureAgent = sig.Outcome.String(), sig.Agent
+		if sig.Err != nil && sig.Outcome != signature.Verified {
+			e.SignatureError = sig.Err.Error()
 		}
 	}
 	if d.Rule != nil {
-		fields = append(fields, zap.Int("rule_line", d.Rule.Line), zap.String("rule", d.Rule.String()))
-	}
-	if d.RetryAfter > 0 {
-		fields = append(fields, zap.Duration("retry_after", d.RetryAfter))
+		e.RuleLine, e.Rule = d.Rule.Line, d.Rule.String()
 	}
 	if !d.BlockedUntil.IsZero() {
-		fields = append(fields, zap.Time("blocked_until", d.BlockedUntil))
+		e.BlockedUntil = &report.Time{Time: d.BlockedUntil.Truncate(time.Millisecond)}
 	}
-	ce.Write(fields...)
+	ce.Write(zap.Inline(&e))
 }

@@ -23,6 +23,7 @@ type metrics struct {
 	held      prometheus.Gauge
 	overflow  prometheus.Counter
 	missing   prometheus.Gauge
+	dropped   *prometheus.CounterVec
 	fetches   *prometheus.CounterVec
 	unreach   prometheus.Gauge
 	// counters caches the children of decisions by action, reason (its
@@ -39,7 +40,7 @@ type counterRef struct{ prometheus.Counter }
 // no other.
 var cachedReasons = [...]enforce.Reason{
 	enforce.ReasonNone, enforce.ReasonRobotsTxt, enforce.ReasonAllowlisted, enforce.ReasonDisallowed,
-	enforce.ReasonCrawlDelay, enforce.ReasonRate, enforce.ReasonBlockedClient, enforce.ReasonTrap,
+	enforce.ReasonCrawlDelay, enforce.ReasonRate, enforce.ReasonAddressRate, enforce.ReasonBlockedClient, enforce.ReasonTrap,
 	enforce.ReasonBadAgent, enforce.ReasonImpostor, enforce.ReasonBlockedClass, enforce.ReasonInvalid,
 }
 
@@ -84,6 +85,10 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "robots_unreachable",
 			Help: "Handlers whose robots.txt URL could not be fetched at the last try (enforcing their last good rules, or none before the first fetch).",
 		}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "blocks_dropped_total",
+			Help: "Blocks not stored because the zone already held max_blocks blocked addresses (the requests were refused all the same), by zone.",
+		}, []string{"zone"}),
 	}
 	if reg == nil {
 		return m, nil
@@ -108,6 +113,9 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		return nil, err
 	}
 	if m.missing, err = registerOrExisting(reg, m.missing); err != nil {
+		return nil, err
+	}
+	if m.dropped, err = registerOrExisting(reg, m.dropped); err != nil {
 		return nil, err
 	}
 	if m.fetches, err = registerOrExisting(reg, m.fetches); err != nil {
@@ -201,6 +209,14 @@ func (m *metrics) robotsMissing(delta int) {
 		return
 	}
 	m.missing.Add(float64(delta))
+}
+
+// blockDropped counts a block the zone's store had no room for.
+func (m *metrics) blockDropped(zone string) {
+	if m == nil {
+		return
+	}
+	m.dropped.WithLabelValues(zone).Inc()
 }
 
 // fetch counts a fetch of a robots.txt URL by its result.

@@ -1,328 +1,147 @@
 package caddymodule
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-)
 
-// loggerName is the name of the handler's logger in Caddy's logs.
-const loggerName = "http.handlers.robots_guard"
+	"github.com/robotsguard/robotsguard/report"
+	"github.com/robotsguard/robotsguard/review"
+)
 
 func reportCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "report [LOGFILE...]",
+		Use:   "report [--json | --html FILE] [--since T] [--until T] [--host H] [--reason R] [--class C] [--token T] [LOGFILE...]",
 		Short: "Summarises robots_guard decisions from Caddy JSON logs",
+		Long: `
+Reads the JSON logs that robots_guard's logger (http.handlers.robots_guard)
+writes, plain or gzip-compressed as Caddy rolls them, from the files given
+(glob patterns are expanded, so a quoted 'robots_guard*.log*' reads every
+rolled file), or from standard input when none is given.
+
+It prints totals by action, reason and class; the top bots, client IPs and
+paths; the clients that read robots.txt and ignored it; an hourly histogram;
+and the module's reload and provisioning problems (an invalid robots.txt
+that was kept out, a missing file), which Caddy logs under the same logger
+name.
+
+Output: text for people; --json writes one object (decisions, dry_run,
+skipped_lines, from, to, by_action, by_reason, by_class, top_bots, top_ips,
+top_paths, read_robots_and_ignored, hourly, problems); --html FILE writes
+the review page (the same view as the admin endpoint's /robots_guard/) as
+one self-contained file, built from the logs.
+
+Exit status: 0 on success, 1 when a file cannot be read or a flag is wrong.`,
+		Example: `  caddy robots report /var/log/caddy/robots_guard.log
+  caddy robots report '/var/log/caddy/robots_guard*.log*' --since 24h
+  caddy robots report robots_guard.log robots_guard-2026-11-29T10-00-00.000.log.gz --class ai --reason disallowed
+  caddy robots report --json --top 20 < robots_guard.log
+  caddy robots report --html review.html --robots /srv/www/robots.txt robots_guard.log`,
 	}
 	c.Flags().Bool("json", false, "write the report as JSON")
+	c.Flags().String("html", "", "write the review page, built from the logs, to this file")
+	c.Flags().StringSlice("robots", nil, "robots.txt files to show in the --html page, matched to the logged versions by hash")
 	c.Flags().Int("top", 10, "how many bots, IPs and paths to list")
+	c.Flags().String("since", "", "only entries at or after this time (2026-11-30, '2026-11-30 15:04', RFC 3339, or a duration before now: 24h)")
+	c.Flags().String("until", "", "only entries before this time (same forms as --since)")
+	c.Flags().StringSlice("host", nil, "only requests for these hosts")
+	c.Flags().StringSlice("reason", nil, "only these reasons (disallowed, crawl_delay, rate, blocked_client, trap, bad_agent, impostor, blocked_class, invalid_request, robots_txt, allowlisted, none)")
+	c.Flags().StringSlice("class", nil, "only these User-Agent classes (ai, search, seo, social, monitor, script, bad, bot, unknown, browser)")
+	c.Flags().StringSlice("token", nil, "only these product tokens (gptbot, ...)")
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
 		asJSON, _ := cmd.Flags().GetBool("json")
+		htmlFile, _ := cmd.Flags().GetString("html")
 		top, _ := cmd.Flags().GetInt("top")
-		rep := newReport()
-		if len(args) == 0 {
-			if err := rep.read(cmd.InOrStdin()); err != nil {
-				return err
-			}
+		if asJSON && htmlFile != "" {
+			return fmt.Errorf("--json and --html: give one")
 		}
-		for _, name := range args {
-			f, err := os.Open(name)
-			if err != nil {
-				return err
-			}
-			err = rep.read(f)
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("%s: %v", name, err)
-			}
+		f, err := reportFilter(cmd)
+		if err != nil {
+			return err
 		}
-		sum := rep.summary(top)
+		files, err := report.ExpandFiles(args)
+		if err != nil {
+			return err
+		}
+		if htmlFile != "" {
+			robotsFiles, _ := cmd.Flags().GetStringSlice("robots")
+			return writeReportHTML(cmd, htmlFile, files, f, robotsFiles)
+		}
+		rep := report.New()
+		lines, err := report.ReadFiles(files, cmd.InOrStdin(), f, rep.Add, rep.AddMessage)
+		if err != nil {
+			return err
+		}
+		sum := rep.Summary(top, lines)
 		if asJSON {
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent("", "  ")
 			return enc.Encode(sum)
 		}
-		sum.writeText(cmd.OutOrStdout())
+		sum.WriteText(cmd.OutOrStdout())
 		return nil
 	})
 	return c
 }
 
-// logEntry holds the fields of a robots_guard log entry that the report
-// reads.
-type logEntry struct {
-	TS         any      `json:"ts"`
-	Logger     string   `json:"logger"`
-	ClientIP   string   `json:"client_ip"`
-	Class      string   `json:"class"`
-	Tokens     []string `json:"tokens"`
-	URI        string   `json:"uri"`
-	Action     string   `json:"action"`
-	Reason     string   `json:"reason"`
-	ReadRobots bool     `json:"read_robots"`
-	DryRun     bool     `json:"dry_run"`
-}
-
-// report accumulates decisions.
-type report struct {
-	entries, skipped, dryRun int
-	from, to                 time.Time
-	byAction, byReason       map[string]int
-	byClass, byPath          map[string]int
-	byToken                  map[string]*tally
-	byIP                     map[string]*tally
-	hourly                   map[time.Time]int
-}
-
-// tally counts one bot or IP's decisions.
-type tally struct {
-	count      int
-	actions    map[string]int
-	tokens     map[string]int
-	readRobots bool
-	violations int
-}
-
-func newReport() *report {
-	return &report{
-		byAction: map[string]int{}, byReason: map[string]int{}, byClass: map[string]int{},
-		byPath: map[string]int{}, byToken: map[string]*tally{}, byIP: map[string]*tally{},
-		hourly: map[time.Time]int{},
-	}
-}
-
-// read adds the robots_guard entries of a JSON log; other lines (other
-// loggers, plain text) are counted as skipped.
-func (r *report) read(in io.Reader) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		var e logEntry
-		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil || e.Logger != loggerName || e.Action == "" {
-			r.skipped++
+// reportFilter reads the filter flags.
+func reportFilter(cmd *cobra.Command) (*report.Filter, error) {
+	f := &report.Filter{}
+	now := time.Now()
+	for _, flag := range []struct {
+		name string
+		to   *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		v, _ := cmd.Flags().GetString(flag.name)
+		if v == "" {
 			continue
 		}
-		r.add(&e)
+		t, err := report.ParseTime(v, now)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %v", flag.name, err)
+		}
+		*flag.to = t
 	}
-	return sc.Err()
+	lower := func(name string) []string {
+		vs, _ := cmd.Flags().GetStringSlice(name)
+		for i, v := range vs {
+			vs[i] = strings.ToLower(strings.TrimSpace(v))
+		}
+		return vs
+	}
+	f.Hosts, f.Reasons, f.Classes, f.Tokens = lower("host"), lower("reason"), lower("class"), lower("token")
+	return f, nil
 }
 
-func (r *report) add(e *logEntry) {
-	r.entries++
-	if e.DryRun {
-		r.dryRun++
-	}
-	reason := e.Reason
-	if reason == "" {
-		reason = "none"
-	}
-	r.byAction[e.Action]++
-	r.byReason[reason]++
-	r.byClass[e.Class]++
-	path, _, _ := strings.Cut(e.URI, "?")
-	r.byPath[path]++
-	violation := e.Action != "allow" || reason != "none" && reason != "robots_txt" && reason != "allowlisted"
-	token := "(none)"
-	if len(e.Tokens) > 0 {
-		token = e.Tokens[0]
-	}
-	for key, m := range map[string]map[string]*tally{token: r.byToken, e.ClientIP: r.byIP} {
-		t := m[key]
-		if t == nil {
-			t = &tally{actions: map[string]int{}, tokens: map[string]int{}}
-			m[key] = t
+// writeReportHTML writes the review page built from the logs.
+func writeReportHTML(cmd *cobra.Command, name string, files []string, f *report.Filter, robotsFiles []string) error {
+	var texts [][]byte
+	for _, rf := range robotsFiles {
+		data, err := os.ReadFile(rf)
+		if err != nil {
+			return fmt.Errorf("--robots: %v", err)
 		}
-		t.count++
-		t.actions[e.Action]++
-		t.tokens[token]++
-		if violation {
-			t.violations++
-			t.readRobots = t.readRobots || e.ReadRobots
-		}
+		texts = append(texts, data)
 	}
-	if ts, ok := parseTS(e.TS); ok {
-		if r.from.IsZero() || ts.Before(r.from) {
-			r.from = ts
-		}
-		if ts.After(r.to) {
-			r.to = ts
-		}
-		r.hourly[ts.Truncate(time.Hour)]++
+	v, err := report.View(files, f, texts)
+	if err != nil {
+		return err
 	}
-}
-
-// parseTS reads Caddy's "ts" field: Unix seconds as a number (the default)
-// or a formatted time string.
-func parseTS(v any) (time.Time, bool) {
-	switch ts := v.(type) {
-	case float64:
-		sec, frac := math.Modf(ts)
-		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), true
-	case string:
-		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.000Z0700", "2006/01/02 15:04:05.000"} {
-			if t, err := time.Parse(layout, ts); err == nil {
-				return t.UTC(), true
-			}
-		}
+	page, err := review.StaticPage(v)
+	if err != nil {
+		return err
 	}
-	return time.Time{}, false
-}
-
-// Summary is the report as "caddy robots report --json" writes it.
-type Summary struct {
-	Decisions   int            `json:"decisions"`
-	DryRun      int            `json:"dry_run"`
-	Skipped     int            `json:"skipped_lines"`
-	From        *time.Time     `json:"from,omitempty"`
-	To          *time.Time     `json:"to,omitempty"`
-	ByAction    map[string]int `json:"by_action"`
-	ByReason    map[string]int `json:"by_reason"`
-	ByClass     map[string]int `json:"by_class"`
-	TopBots     []TopEntry     `json:"top_bots"`
-	TopIPs      []TopEntry     `json:"top_ips"`
-	TopPaths    []TopEntry     `json:"top_paths"`
-	ReadIgnored []TopEntry     `json:"read_robots_and_ignored"`
-	Hourly      []HourCount    `json:"hourly"`
-}
-
-// TopEntry is one row of a ranking.
-type TopEntry struct {
-	Key        string         `json:"key"`
-	Count      int            `json:"count"`
-	Violations int            `json:"violations,omitempty"`
-	Actions    map[string]int `json:"actions,omitempty"`
-	Tokens     []string       `json:"tokens,omitempty"`
-	ReadRobots bool           `json:"read_robots,omitempty"`
-}
-
-// HourCount is one bar of the hourly histogram.
-type HourCount struct {
-	Hour  time.Time `json:"hour"`
-	Count int       `json:"count"`
-}
-
-func (r *report) summary(top int) Summary {
-	s := Summary{Decisions: r.entries, DryRun: r.dryRun, Skipped: r.skipped, ByAction: r.byAction, ByReason: r.byReason, ByClass: r.byClass}
-	if !r.from.IsZero() {
-		s.From, s.To = &r.from, &r.to
+	if err := os.WriteFile(name, page, 0o644); err != nil {
+		return err
 	}
-	s.TopBots = rankTallies(r.byToken, top, func(*tally) bool { return true })
-	s.TopIPs = rankTallies(r.byIP, top, func(*tally) bool { return true })
-	s.ReadIgnored = rankTallies(r.byIP, top, func(t *tally) bool { return t.readRobots && t.violations > 0 })
-	for path, n := range r.byPath {
-		s.TopPaths = append(s.TopPaths, TopEntry{Key: path, Count: n})
+	bots := 0
+	for _, z := range v.Zones {
+		bots += len(z.Bots)
 	}
-	sortTop(s.TopPaths)
-	if len(s.TopPaths) > top {
-		s.TopPaths = s.TopPaths[:top]
-	}
-	for h, n := range r.hourly {
-		s.Hourly = append(s.Hourly, HourCount{h, n})
-	}
-	sort.Slice(s.Hourly, func(i, j int) bool { return s.Hourly[i].Hour.Before(s.Hourly[j].Hour) })
-	return s
-}
-
-func rankTallies(m map[string]*tally, top int, keep func(*tally) bool) []TopEntry {
-	var out []TopEntry
-	for k, t := range m {
-		if !keep(t) {
-			continue
-		}
-		e := TopEntry{Key: k, Count: t.count, Violations: t.violations, Actions: t.actions, ReadRobots: t.readRobots}
-		for tok := range t.tokens {
-			e.Tokens = append(e.Tokens, tok)
-		}
-		sort.Strings(e.Tokens)
-		out = append(out, e)
-	}
-	sortTop(out)
-	if len(out) > top {
-		out = out[:top]
-	}
-	return out
-}
-
-func sortTop(es []TopEntry) {
-	sort.Slice(es, func(i, j int) bool {
-		if es[i].Count != es[j].Count {
-			return es[i].Count > es[j].Count
-		}
-		return es[i].Key < es[j].Key
-	})
-}
-
-func (s *Summary) writeText(w io.Writer) {
-	fmt.Fprintf(w, "robots_guard report: %d decisions", s.Decisions)
-	if s.From != nil {
-		fmt.Fprintf(w, " from %s to %s", s.From.Format(time.DateTime), s.To.Format(time.DateTime))
-	}
-	fmt.Fprintf(w, " (%d other lines skipped)\n", s.Skipped)
-	if s.DryRun > 0 {
-		fmt.Fprintf(w, "dry run: %d decisions were reported, not enforced\n", s.DryRun)
-	}
-	fmt.Fprintf(w, "\nby action: %s\nby reason: %s\nby class:  %s\n", counts(s.ByAction), counts(s.ByReason), counts(s.ByClass))
-	section := func(title string, es []TopEntry, showTokens bool) {
-		fmt.Fprintf(w, "\n%s\n", title)
-		if len(es) == 0 {
-			fmt.Fprintln(w, "  (none)")
-		}
-		for _, e := range es {
-			fmt.Fprintf(w, "  %-40s %6d", e.Key, e.Count)
-			if len(e.Actions) > 0 {
-				fmt.Fprintf(w, "  %s", counts(e.Actions))
-			}
-			if showTokens && len(e.Tokens) > 0 {
-				fmt.Fprintf(w, "  tokens: %s", strings.Join(e.Tokens, ","))
-			}
-			if e.ReadRobots {
-				fmt.Fprint(w, "  read robots.txt")
-			}
-			fmt.Fprintln(w)
-		}
-	}
-	section("top bots (by product token):", s.TopBots, false)
-	section("top client IPs:", s.TopIPs, true)
-	section("top paths:", s.TopPaths, false)
-	section("read robots.txt, then ignored it:", s.ReadIgnored, true)
-	fmt.Fprintln(w, "\nhourly:")
-	maxN := 0
-	for _, h := range s.Hourly {
-		maxN = max(maxN, h.Count)
-	}
-	for _, h := range s.Hourly {
-		bar := strings.Repeat("#", max(1, h.Count*40/max(maxN, 1)))
-		fmt.Fprintf(w, "  %s  %-40s %d\n", h.Hour.Format("2006-01-02 15:00"), bar, h.Count)
-	}
-}
-
-// counts formats a map as "a 3, b 1", largest first.
-func counts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	if len(parts) == 0 {
-		return "(none)"
-	}
-	return strings.Join(parts, ", ")
+	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d bytes): %s in %s\n", name, len(page), report.Plural(bots, "row"), report.Plural(len(v.Zones), "zone"))
+	return nil
 }

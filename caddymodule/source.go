@@ -33,8 +33,11 @@ type snapshot struct {
 	// missing is set when no file was ever read: no rules are in force, so
 	// the first file that appears is installed without waiting.
 	missing bool
-	// domain is set when the robots.txt names a canonical Domain.
-	domain bool
+	// body is the site's file as read, and version the first 12 hex
+	// digits of its hash ("" without a file): the logs and the review page
+	// name the robots.txt each decision was judged against.
+	body    []byte
+	version string
 }
 
 // source loads the site's robots.txt, keeps the current snapshot, and
@@ -150,7 +153,7 @@ func (s *source) load() {
 	}
 	prev := s.cur.Load()
 	if s.path == "" {
-		s.install(policy.Parse(nil), fileStamp{}, time.Now(), true)
+		s.install(policy.Parse(nil), nil, fileStamp{}, time.Now(), true)
 		return
 	}
 	data, file, err := readRobots(s.path)
@@ -167,7 +170,7 @@ func (s *source) load() {
 		s.logger.Error("reading robots.txt failed; keeping the last good rules", zap.String("file", s.path), zap.Error(err))
 		s.metrics.reload("error")
 		if prev == nil {
-			s.install(policy.Parse(nil), fileStamp{}, now, true)
+			s.install(policy.Parse(nil), nil, fileStamp{}, now, true)
 		}
 		return
 	}
@@ -204,7 +207,7 @@ func (s *source) accept(data []byte, file fileStamp, modTime time.Time, prev *sn
 	r := policy.ParseHead(data, file.size)
 	if err := r.Err(); err != nil {
 		if prev == nil {
-			s.install(policy.Parse(nil), fileStamp{}, now, true)
+			s.install(policy.Parse(nil), nil, fileStamp{}, now, true)
 		}
 		if !file.same(s.refused) {
 			s.refused = file
@@ -242,7 +245,7 @@ func (s *source) accept(data []byte, file fileStamp, modTime time.Time, prev *sn
 			s.logger.Warn("robots.txt lint", s.where(), zap.Int("line", d.Line), zap.String("message", d.Message))
 		}
 	}
-	s.install(r, file, modTime, false)
+	s.install(r, data, file, modTime, false)
 	s.metrics.reload("ok")
 	if prev != nil {
 		s.logger.Info("robots.txt reloaded", s.where(), zap.Int("groups", len(r.Groups)), zap.Int("lint_findings", len(diags)))
@@ -288,7 +291,7 @@ func (s *source) wait(now time.Time, file fileStamp) {
 func (s *source) fileMissing(now time.Time, prev *snapshot) {
 	s.settled()
 	if prev == nil {
-		s.install(policy.Parse(nil), fileStamp{}, now, true)
+		s.install(policy.Parse(nil), nil, fileStamp{}, now, true)
 	}
 	if !s.missingSince.IsZero() {
 		return
@@ -335,20 +338,24 @@ func (s *source) retryLater(d time.Duration) {
 }
 
 // install builds and publishes the snapshot for r. The caller holds s.mu.
-func (s *source) install(r *policy.Robots, file fileStamp, modTime time.Time, missing bool) {
+func (s *source) install(r *policy.Robots, body []byte, file fileStamp, modTime time.Time, missing bool) {
 	served := r.Clone()
 	s.additions(served)
 	text := served.Generate()
 	sum := sha256.Sum256(text)
-	compiled := policy.Compile(served)
+	version := ""
+	if !missing {
+		version = hex.EncodeToString(file.hash[:6])
+	}
 	s.cur.Store(&snapshot{
-		policy:  compiled,
-		domain:  hasDomain(compiled),
+		policy:  policy.Compile(served),
 		served:  text,
 		etag:    `"` + hex.EncodeToString(sum[:12]) + `"`,
 		modTime: modTime.UTC().Truncate(time.Second),
 		file:    file,
 		missing: missing,
+		body:    body,
+		version: version,
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/review"
 )
 
 // states holds the per-client state of each zone. A config reload
@@ -16,19 +17,24 @@ var states = caddy.NewUsagePool()
 
 type sharedState struct {
 	store *enforce.MemoryStore
+	stats *review.Stats // live statistics for the review page
 }
 
-// Destruct implements caddy.Destructor; the store holds no resources.
-func (*sharedState) Destruct() error { return nil }
+// Destruct implements caddy.Destructor: it stops the statistics' clock;
+// the store holds no resources.
+func (s *sharedState) Destruct() error {
+	s.stats.Close()
+	return nil
+}
 
 func stateKey(zone string) string { return "robots_guard/" + zone }
 
 // joinState returns the zone's state, creating it with the given bounds.
 // The bounds of an existing zone are kept: a reload cannot shrink a store
 // that is in use.
-func joinState(zone string, maxClients int, ttl time.Duration) (*sharedState, error) {
+func joinState(zone string, maxClients, maxBlocks int, ttl time.Duration) (*sharedState, error) {
 	v, _, err := states.LoadOrNew(stateKey(zone), func() (caddy.Destructor, error) {
-		return &sharedState{store: enforce.NewMemoryStore(maxClients, ttl)}, nil
+		return &sharedState{store: enforce.NewMemoryStore(maxClients, maxBlocks, ttl), stats: review.New(review.Options{Clock: 100 * time.Millisecond})}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("zone %q: %v", zone, err)

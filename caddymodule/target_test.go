@@ -1,32 +1,28 @@
 package caddymodule
 
 import (
-	"slices"
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
-// TestTargetVariants pins the spellings a backend may resolve to the same
-// resource.
-func TestTargetVariants(t *testing.T) {
-	for target, want := range map[string][]string{
-		"/private/report.html":              nil,
-		"/%70rivate/":                       {"/private/"},
-		"/private%2Freport.html":            {"/private/report.html"},
-		"/private%2freport.html?x=1":        {"/private/report.html?x=1"},
-		"//private//report.html":            {"/private/report.html"},
-		`/private\report.html`:              {"/private/report.html"},
-		"/private;jsessionid=1/report.html": {"/private;jsessionid=1/report.html", "/private/report.html"},
-		"/a/..%2Fprivate/x":                 {"/private/x"},
-		"/docs/%3Fnot-a-query":              {"/docs/%3Fnot-a-query"},
-		"/a%20b//c/":                        {"/a%20b/c/"},
-		"/%zz//x":                           {"/%25zz/x"},
-	} {
-		got := targetVariants(target)
-		if want != nil && want[0] == target {
-			want = want[1:]
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("targetVariants(%q) = %q, want %q", target, got, want)
-		}
+// TestRequestURI: the target is read as the client sent it, before a
+// rewrite, in origin and absolute form.
+func TestRequestURI(t *testing.T) {
+	r := httptest.NewRequest("GET", "http://example.com/#/../private/x", nil)
+	if got := requestURI(r); got != "http://example.com/#/../private/x" {
+		t.Errorf("absolute form: %q", got)
+	}
+	orig := httptest.NewRequest("GET", "/private/x?a=1", nil)
+	rewritten := orig.Clone(context.WithValue(orig.Context(), caddyhttp.OriginalRequestCtxKey, *orig))
+	rewritten.RequestURI, rewritten.URL.Path = "/public", "/public"
+	if got := requestURI(rewritten); got != "/private/x?a=1" {
+		t.Errorf("after a rewrite: %q", got)
+	}
+	if got := requestURI(&http.Request{URL: orig.URL}); got != "/private/x?a=1" {
+		t.Errorf("without RequestURI: %q", got)
 	}
 }

@@ -173,7 +173,7 @@ func (s *source) seed() bool {
 		s.logger.Info("robots.txt carried over from the previous configuration until it is fetched again", s.where())
 		return true
 	}
-	s.install(policy.Parse(nil), fileStamp{}, now, true)
+	s.install(policy.Parse(nil), nil, fileStamp{}, now, true)
 	return false
 }
 
@@ -270,7 +270,7 @@ func (s *source) applyFetch(res upstream.Result, now time.Time) time.Duration {
 			}
 		}
 		if !prev.missing {
-			s.install(policy.Parse(nil), fileStamp{}, now, true)
+			s.install(policy.Parse(nil), nil, fileStamp{}, now, true)
 		}
 		rm.validators = upstream.Validators{}
 		rm.carry.store(nil, fileStamp{}, time.Time{}, upstream.Validators{})

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -681,5 +683,63 @@ func TestIntegrationUpstreamSelf(t *testing.T) {
 	metrics := adminMetrics(t)
 	if !strings.Contains(metrics, "caddy_robots_guard_robots_unreachable 1") {
 		t.Error("the refused own file does not show as unreachable")
+	}
+}
+
+// TestCommandsReadApplication: "caddy robots check --config" and "caddy
+// robots audit --robots <url>" read the robots.txt the application serves,
+// as the handler does: its rules decide; a 404 means no rules; an
+// application that cannot be reached is an error, not "no rules".
+func TestCommandsReadApplication(t *testing.T) {
+	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
+	cfg := tempFile(t, "Caddyfile", `shop.example.com {
+	robots_guard {
+		robots `+app.url()+`
+		robots_host shop.example.com
+		trap /private-archive/
+	}
+	respond "ok"
+}
+`)
+	out := checkOut(t, "", "--config", cfg, "-A", "ExampleBot/1.0", "https://shop.example.com/private/x", "https://shop.example.com/about", "https://shop.example.com/private-archive/x")
+	if want := "disallowed\thttps://shop.example.com/private/x\t(group *; line 2: Disallow: /private/)\nallowed\thttps://shop.example.com/about\t(group *; no rule matches)\nrefused\thttps://shop.example.com/private-archive/x\t(trap)\n"; out != want {
+		t.Errorf("check --config:\n got %q\nwant %q", out, want)
+	}
+	if _, host := app.lastRequest(); host != "shop.example.com" {
+		t.Errorf("fetched with Host %q", host)
+	}
+	app.set(404, "")
+	out = checkOut(t, "", "--config", cfg, "-A", "ExampleBot/1.0", "https://shop.example.com/private/x")
+	if !strings.HasPrefix(out, "allowed\thttps://shop.example.com/private/x") {
+		t.Errorf("check --config after a 404: %q", out)
+	}
+	app.down()
+	cmd := checkCommand()
+	cmd.SetArgs([]string{"--config", cfg, "-A", "ExampleBot/1.0", "https://shop.example.com/private/x"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "could not be fetched: connection refused") {
+		t.Errorf("check --config with the application down: %v", err)
+	}
+
+	// audit --root with the application's robots.txt.
+	app.up()
+	app.set(200, "User-agent: *\nDisallow: /private/\n")
+	root := t.TempDir()
+	writeFile(t, root+"/index.html", `<html><body><a href="/private/plan.html">plan</a></body></html>`)
+	if err := os.MkdirAll(root+"/private", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root+"/private/plan.html", `<html><body>plan</body></html>`)
+	ac := auditCommand()
+	var buf bytes.Buffer
+	ac.SetArgs([]string{"--root", root, "--robots", app.url(), "--json", "--quiet"})
+	ac.SetOut(&buf)
+	ac.SetErr(io.Discard)
+	if err := ac.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"kind": "disallowed_linked"`) || !strings.Contains(buf.String(), `"path": "/private/plan.html"`) {
+		t.Errorf("audit with the application's robots.txt:\n%s", buf.String())
 	}
 }

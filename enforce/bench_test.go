@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/robotsguard/robotsguard/policy"
 )
 
 // benchEngine returns an engine with a realistic policy and a clock that
@@ -13,7 +15,7 @@ func benchEngine(b *testing.B, step time.Duration) (*Engine, *Request) {
 	var ns atomic.Int64
 	ns.Store(time.Unix(1_800_000_000, 0).UnixNano())
 	clock := func() time.Time { return time.Unix(0, ns.Add(int64(step))) }
-	e, err := New(Config{Now: clock, Traps: []string{"/trap/"}}, NewMemoryStore(1_000_000, time.Hour))
+	e, err := New(Config{Now: clock, Traps: []string{"/trap/"}}, NewMemoryStore(1_000_000, 0, time.Hour))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,9 +49,9 @@ func BenchmarkDecide(b *testing.B) {
 	})
 	b.Run("blocked", func(b *testing.B) {
 		e, r := benchEngine(b, 0)
-		r.Target = "/trap/x"
+		r.Target = policy.Target{Normal: "/trap/x"}
 		e.Decide(r, benchPolicy)
-		r.Target = "/page"
+		r.Target = policy.Target{Normal: "/page"}
 		b.ReportAllocs()
 		for b.Loop() {
 			if d := e.Decide(r, benchPolicy); d.Reason != ReasonBlockedClient {

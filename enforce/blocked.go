@@ -9,71 +9,114 @@ import (
 // BlockedClient describes a client that a [MemoryStore] holds blocked, for
 // operators reviewing blocks.
 type BlockedClient struct {
-	// IP is the client's address.
-	IP netip.Addr `json:"ip"`
+	// Prefix is the blocked address prefix.
+	Prefix netip.Prefix `json:"-"`
+	// IP is Prefix as operators read it: the address for a full-length
+	// prefix (IPv4 /32, IPv6 /128), CIDR notation otherwise.
+	IP string `json:"ip"`
 	// Token is the product token of the blocked client, or "" when the
-	// whole IP is blocked (traps, bad agents, impostors).
+	// whole address is blocked (traps, bad agents, impostors, strikes
+	// across tokens).
 	Token string `json:"token,omitempty"`
 	// Until is when the block ends.
 	Until time.Time `json:"until"`
 	// Offenses counts the blocks so far, this one included; each doubles
 	// the cooldown.
 	Offenses int `json:"offenses"`
-	// ReadRobots reports whether the client's IP fetched /robots.txt:
+	// ReadRobots reports whether the client's address fetched /robots.txt:
 	// it read the rules it broke.
 	ReadRobots bool `json:"read_robots,omitempty"`
+	// DryRun marks a block that dry-run mode recorded: what enforcement
+	// would have done. Nobody is refused for it.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
-// Blocked lists the clients blocked at now, by IP and token.
+// PrefixString returns p as [BlockedClient.IP] shows it.
+func PrefixString(p netip.Prefix) string {
+	if !p.IsValid() {
+		return "(no address)" // a client whose address Caddy could not read
+	}
+	if p.IsSingleIP() {
+		return p.Addr().String()
+	}
+	return p.String()
+}
+
+// Blocked lists the clients blocked at now, by prefix, token and mode.
 func (s *MemoryStore) Blocked(now time.Time) []BlockedClient {
 	t := now.UnixNano()
 	var out []BlockedClient
+	entry := func(n *storeNode, token string, st *State) BlockedClient {
+		p := n.key.prefix()
+		return BlockedClient{Prefix: p, IP: PrefixString(p), Token: token, Until: time.Unix(0, st.BlockedUntil),
+			// robots.txt fetches are recorded on the address's own state.
+			Offenses: int(st.Offenses), ReadRobots: n.addr.RobotsAt != 0, DryRun: n.key.dry}
+	}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		for n := sh.head; n != nil; n = n.next {
-			if n.st.BlockedUntil <= t {
-				continue
+		for _, l := range [...]*storeList{&sh.blocks, &sh.clients} {
+			for n := l.head; n != nil; n = n.next {
+				if n.addr.Blocked(t) {
+					out = append(out, entry(n, "", &n.addr))
+				}
+				for i := 0; i < int(n.ntok); i++ {
+					if ts := n.tok(i); ts.st.Blocked(t) {
+						out = append(out, entry(n, ts.token, &ts.st))
+					}
+				}
 			}
-			c := BlockedClient{IP: n.key.IP, Token: n.key.Token, Until: time.Unix(0, n.st.BlockedUntil), Offenses: int(n.st.Offenses), ReadRobots: n.st.RobotsAt != 0}
-			if c.Token == ipToken {
-				c.Token = ""
-			} else if ipn, ok := sh.m[IPKey(n.key.IP)]; ok {
-				// robots.txt fetches are recorded on the IP's own state,
-				// which lives in the same shard.
-				c.ReadRobots = ipn.st.RobotsAt != 0
-			}
-			out = append(out, c)
 		}
 		sh.mu.Unlock()
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if c := out[i].IP.Compare(out[j].IP); c != 0 {
+		a, b := out[i], out[j]
+		if c := a.Prefix.Addr().Compare(b.Prefix.Addr()); c != 0 {
 			return c < 0
 		}
-		return out[i].Token < out[j].Token
+		if a.Prefix.Bits() != b.Prefix.Bits() {
+			return a.Prefix.Bits() < b.Prefix.Bits()
+		}
+		if a.Token != b.Token {
+			return a.Token < b.Token
+		}
+		return !a.DryRun && b.DryRun
 	})
 	return out
 }
 
-// Unblock lifts every block of ip, the whole IP's and each of its tokens',
-// and forgets their strikes and past offences, for an operator who finds a
-// block was a mistake. It returns how many blocks were in force.
-func (s *MemoryStore) Unblock(ip netip.Addr, now time.Time) int {
+// Unblock lifts every block of the address prefixes that overlap p (an
+// address is a /32 or /128 prefix): the whole address's and each of its
+// tokens', enforced or dry-run, and forgets their strikes and past
+// offences, for an operator who finds a block was a mistake. It returns how
+// many blocks were in force.
+func (s *MemoryStore) Unblock(p netip.Prefix, now time.Time) int {
 	t := now.UnixNano()
-	sh := s.shard(Key{IP: ip})
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	p = p.Masked()
 	lifted := 0
-	for n := sh.head; n != nil; n = n.next {
-		if n.key.IP != ip {
-			continue
-		}
-		if n.st.BlockedUntil > t {
+	forgive := func(st *State) {
+		if st.Blocked(t) {
 			lifted++
 		}
-		n.st.BlockedUntil, n.st.Remember, n.st.Offenses = 0, 0, 0
-		n.st.Strikes, n.st.WindowStart = 0, 0
+		st.BlockedUntil, st.Remember, st.Offenses = 0, 0, 0
+		st.Strikes, st.Slips, st.WindowStart = 0, 0, 0
+		st.ThrottleUntil, st.StrikeFrom = 0, 0
+	}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for _, l := range [...]*storeList{&sh.blocks, &sh.clients} {
+			for n := l.head; n != nil; n = n.next {
+				if !n.key.prefix().Overlaps(p) {
+					continue
+				}
+				forgive(&n.addr)
+				for i := 0; i < int(n.ntok); i++ {
+					forgive(&n.tok(i).st)
+				}
+			}
+		}
+		sh.mu.Unlock()
 	}
 	return lifted
 }

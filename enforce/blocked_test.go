@@ -6,29 +6,33 @@ import (
 	"time"
 )
 
-// TestBlockedAndUnblock: the store lists the blocks in force, whole-IP and
-// per-token, and Unblock lifts every block of one IP, with its strikes and
-// offences, and no other.
+// TestBlockedAndUnblock: the store lists the blocks in force, whole-address
+// (by prefix) and per-token, and Unblock lifts every block of one address,
+// with its strikes and offences, and no other.
 func TestBlockedAndUnblock(t *testing.T) {
 	clock := newClock()
-	store := NewMemoryStore(1000, time.Hour)
-	e, err := New(Config{Now: clock.Now, Strikes: 2, Cooldown: time.Minute, Traps: []string{"/trap/"}}, store)
+	store := NewMemoryStore(1000, 0, time.Hour)
+	e, err := New(Config{Now: clock.Now, Strikes: 2, AddressStrikes: 10, Cooldown: time.Minute, Traps: []string{"/trap/"}}, store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := compile("User-agent: *\nDisallow: /private\n")
 	e.Decide(req("192.0.2.1", uaExample, "/robots.txt"), p)
 	e.Decide(req("192.0.2.1", uaExample, "/private"), p)
-	e.Decide(req("192.0.2.1", uaExample, "/private"), p) // blocks examplebot at .1
-	e.Decide(req("192.0.2.1", uaBrowser, "/trap/"), p)   // blocks all of .1
-	e.Decide(req("2001:db8::7", uaBrowser, "/trap/"), p) // blocks all of 2001:db8::7
-	e.Decide(req("192.0.2.9", uaExample, "/private"), p) // one strike: not blocked
+	e.Decide(req("192.0.2.1", uaExample, "/private"), p)     // blocks examplebot at .1
+	e.Decide(req("192.0.2.1", uaBrowser, "/trap/"), p)       // blocks all of .1
+	e.Decide(req("2001:db8::7", uaBrowser, "/trap/"), p)     // blocks all of 2001:db8::/64
+	e.Decide(req("192.0.2.9", uaExample, "/private"), p)     // one strike: not blocked
+	e.Decide(req("2001:db8::8", uaBrowser, "/trap/x"), p)    // already blocked: no new entry
+	e.Decide(req("2001:db8:1::8", uaBrowser, "/about"), p)   // not blocked
+	e.Decide(req("::ffff:192.0.2.1", uaBrowser, "/trap"), p) // the same IPv4 address
 
 	got := store.Blocked(clock.Now())
+	v4, v6 := netip.MustParsePrefix("192.0.2.1/32"), netip.MustParsePrefix("2001:db8::/64")
 	want := []BlockedClient{
-		{IP: netip.MustParseAddr("192.0.2.1"), Until: clock.Now().Add(time.Minute), Offenses: 1, ReadRobots: true},
-		{IP: netip.MustParseAddr("192.0.2.1"), Token: "examplebot", Until: clock.Now().Add(time.Minute), Offenses: 1, ReadRobots: true},
-		{IP: netip.MustParseAddr("2001:db8::7"), Until: clock.Now().Add(time.Minute), Offenses: 1},
+		{Prefix: v4, IP: "192.0.2.1", Until: clock.Now().Add(time.Minute), Offenses: 1, ReadRobots: true},
+		{Prefix: v4, IP: "192.0.2.1", Token: "examplebot", Until: clock.Now().Add(time.Minute), Offenses: 1, ReadRobots: true},
+		{Prefix: v6, IP: "2001:db8::/64", Until: clock.Now().Add(time.Minute), Offenses: 1},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Blocked = %+v, want %+v", got, want)
@@ -39,7 +43,7 @@ func TestBlockedAndUnblock(t *testing.T) {
 		}
 	}
 
-	if n := store.Unblock(netip.MustParseAddr("192.0.2.1"), clock.Now()); n != 2 {
+	if n := store.Unblock(netip.PrefixFrom(netip.MustParseAddr("192.0.2.1"), 32), clock.Now()); n != 2 {
 		t.Errorf("Unblock lifted %d blocks, want 2", n)
 	}
 	expect(t, "unblocked browser", e.Decide(req("192.0.2.1", uaBrowser, "/"), p), Allow, ReasonNone)
@@ -50,14 +54,51 @@ func TestBlockedAndUnblock(t *testing.T) {
 	if d.Strikes != 1 || !d.BlockedUntil.IsZero() {
 		t.Errorf("after unblock: strikes %d, blocked until %v", d.Strikes, d.BlockedUntil)
 	}
-	if got := store.Blocked(clock.Now()); len(got) != 1 || got[0].IP != netip.MustParseAddr("2001:db8::7") {
+	if got := store.Blocked(clock.Now()); len(got) != 1 || got[0].Prefix != v6 {
 		t.Errorf("after unblock: %+v", got)
 	}
-	if n := store.Unblock(netip.MustParseAddr("198.51.100.1"), clock.Now()); n != 0 {
+	if n := store.Unblock(netip.PrefixFrom(netip.MustParseAddr("198.51.100.1"), 32), clock.Now()); n != 0 {
 		t.Errorf("unblocking an unknown IP lifted %d", n)
 	}
+	// One address of a blocked /64 lifts the block of the /64.
+	if n := store.Unblock(netip.PrefixFrom(netip.MustParseAddr("2001:db8::1234"), 128), clock.Now()); n != 1 {
+		t.Errorf("unblocking an address in the blocked /64 lifted %d", n)
+	}
+	expect(t, "unblocked /64", e.Decide(req("2001:db8::7", uaBrowser, "/"), p), Allow, ReasonNone)
+
+	e.Decide(req("192.0.2.50", uaBrowser, "/trap/"), p)
 	clock.Advance(2 * time.Minute)
 	if got := store.Blocked(clock.Now()); len(got) != 0 {
 		t.Errorf("expired blocks listed: %+v", got)
 	}
+}
+
+// TestPrefixString: full-length prefixes read as addresses.
+func TestPrefixString(t *testing.T) {
+	for in, want := range map[string]string{
+		"192.0.2.1/32":    "192.0.2.1",
+		"192.0.2.0/24":    "192.0.2.0/24",
+		"2001:db8::/64":   "2001:db8::/64",
+		"2001:db8::1/128": "2001:db8::1",
+	} {
+		if got := PrefixString(netip.MustParsePrefix(in)); got != want {
+			t.Errorf("PrefixString(%s) = %s, want %s", in, got, want)
+		}
+	}
+	if got := PrefixString(netip.Prefix{}); got != "(no address)" {
+		t.Errorf("PrefixString of the zero Prefix = %s", got)
+	}
+	// A client without an address (a Unix socket listener) is tracked
+	// and listed all the same.
+	clock := newClock()
+	store := NewMemoryStore(100, 0, time.Hour)
+	e, err := New(Config{Now: clock.Now, Traps: []string{"/trap/"}}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Decide(&Request{UA: classifier.Classify(uaBrowser), Target: tgt("/trap/")}, nil)
+	if got := store.Blocked(clock.Now()); len(got) != 1 || got[0].IP != "(no address)" {
+		t.Errorf("Blocked = %+v", got)
+	}
+	expect(t, "no address, blocked", e.Decide(&Request{UA: classifier.Classify(uaBrowser), Target: tgt("/")}, nil), Deny, ReasonBlockedClient)
 }

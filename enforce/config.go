@@ -12,16 +12,18 @@ import (
 // Config tunes an [Engine]. The zero value of every field means its default,
 // so Config{} is the recommended configuration.
 type Config struct {
-	// DryRun computes and reports every decision but never blocks, so that
-	// operators can roll out safely. State evolves as it would when
+	// DryRun computes and reports every decision but never refuses, so
+	// that operators can roll out safely. Its state evolves as it would when
 	// enforcing, so the reported decisions are the ones enforcement would
-	// take.
+	// take, but it is kept apart ([Key].DryRun): an enforcing engine on the
+	// same store never reads it, so nobody is refused for a dry-run block
+	// after the switch to enforcement.
 	DryRun bool
 
 	// Traps are paths no human can reach (robots.txt pattern syntax,
 	// e.g. "/private-archive/"). The served robots.txt disallows them and the
 	// site links them only invisibly. Any client that requests one, whatever
-	// its User-Agent, is blocked at once, by IP.
+	// its User-Agent, is blocked at once, by address prefix.
 	Traps []string
 
 	// BlockClasses are shut out entirely: every request from these classes is
@@ -40,21 +42,40 @@ type Config struct {
 	// do. Default: the "*" group applies to them like to any bot.
 	UserTriggeredSkipGlobal bool
 
-	// ClassRates is the least interval between requests of one client (IP
-	// and product token) of a class, enforced where robots.txt gives the
-	// client no Crawl-delay. A zero interval means no limit. Default:
-	// [DefaultClassRates].
+	// ClassRates is the least interval between requests of one client
+	// (address prefix and product token) of a class, enforced where
+	// robots.txt gives the client no Crawl-delay. A zero interval means no
+	// limit. Default: [DefaultClassRates].
 	ClassRates map[uaclass.Class]time.Duration
 	// Burst is how many requests a client may make at once before its
-	// interval applies. Default: 3.
+	// interval applies. Default: 3. All the bots of one address prefix
+	// together get [AddressShare] times one client's burst and rate, so
+	// that rotating User-Agents gains nothing more.
 	Burst int
+
+	// BrowserLikeInterval and BrowserLikeBurst are the rate for a request
+	// marked [Request].BrowserLike (an unrecognised client that looks like
+	// a browser): a page load bursts to dozens of requests, so it gets a
+	// browser's allowance instead of its class rate or the group's
+	// Crawl-delay. Defaults: 100ms and 60.
+	BrowserLikeInterval time.Duration
+	BrowserLikeBurst    int
 
 	// Grace is how many rate violations in a window are only logged before
 	// the client is throttled: a good crawler that slips once is not
 	// punished. Default: 1. Set -1 for none.
 	Grace int
-	// Strikes is how many violations in Window block a client. Default: 5.
+	// Strikes is how many strikes in Window block a client: each request
+	// for a disallowed path (or from a blocked class, or unreadable) is
+	// one, and so is each Retry-After window in which the client keeps
+	// sending requests over its rate (see [Apply]: a burst of parallel
+	// requests or immediate retries is one strike at most, and a client
+	// that waits out its Retry-After gets none). Default: 5.
 	Strikes int
+	// AddressStrikes is how many strikes in Window, counted over all the
+	// tokens of one address prefix, block the whole address: a client that
+	// rotates its User-Agent still ends blocked. Default: twice Strikes.
+	AddressStrikes int
 	// Window is the span in which strikes count. Default: 10m.
 	Window time.Duration
 	// Cooldown is how long a first block lasts; each further block of the
@@ -76,14 +97,30 @@ type Config struct {
 	// site. Disallowed paths are refused for them all the same.
 	EscalateVerifiedSearch bool
 
-	// AllowCIDRs and AllowTokens are never refused (allowlist by client IP
-	// range and by robots.txt product token).
-	AllowCIDRs  []netip.Prefix
+	// AllowCIDRs are client IP ranges that are never refused.
+	AllowCIDRs []netip.Prefix
+	// AllowTokens are robots.txt product tokens that are exempt from the
+	// robots.txt rules, rates and blocked classes. A token is a claim any
+	// client can make, so it never lifts a trap, an address block, or a
+	// bad-agent or impostor refusal: those are checked first.
 	AllowTokens []string
+
+	// IPv4Prefix and IPv6Prefix are the prefix lengths by which per-client
+	// state is kept: clients within one prefix are one address, so a client
+	// that is blocked or throttled cannot escape by moving within it. An
+	// IPv6 host usually holds a whole /64. Defaults: 32 and 64.
+	IPv4Prefix, IPv6Prefix int
 
 	// Now returns the current time. Default: time.Now.
 	Now func() time.Time
 }
+
+// AddressShare is how many clients' worth of rate and burst all the bots
+// of one address prefix get together.
+const AddressShare = 4
+
+// maxBurst bounds bursts, so that a bucket's tolerance is a sane duration.
+const maxBurst = 1_000_000
 
 // DefaultClassRates are the default least intervals between requests per
 // class where robots.txt sets no Crawl-delay. Search engines, link previews
@@ -110,6 +147,18 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Burst == 0 {
 		c.Burst = 3
 	}
+	if c.BrowserLikeInterval == 0 {
+		c.BrowserLikeInterval = 100 * time.Millisecond
+	}
+	if c.BrowserLikeBurst == 0 {
+		c.BrowserLikeBurst = 60
+	}
+	if c.IPv4Prefix == 0 {
+		c.IPv4Prefix = 32
+	}
+	if c.IPv6Prefix == 0 {
+		c.IPv6Prefix = 64
+	}
 	if c.Grace == 0 {
 		c.Grace = 1
 	}
@@ -118,6 +167,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Strikes == 0 {
 		c.Strikes = 5
+	}
+	if c.AddressStrikes == 0 {
+		c.AddressStrikes = 2 * c.Strikes
 	}
 	if c.Window == 0 {
 		c.Window = 10 * time.Minute
@@ -132,10 +184,20 @@ func (c Config) withDefaults() (Config, error) {
 		c.Now = time.Now
 	}
 	switch {
-	case c.Burst < 0:
-		return c, fmt.Errorf("burst must be positive, got %d", c.Burst)
+	case c.Burst < 0 || c.Burst > maxBurst:
+		return c, fmt.Errorf("burst must be between 1 and %d, got %d", maxBurst, c.Burst)
+	case c.BrowserLikeInterval < 0:
+		return c, fmt.Errorf("browser-like interval must not be negative, got %v", c.BrowserLikeInterval)
+	case c.BrowserLikeBurst < 0 || c.BrowserLikeBurst > maxBurst:
+		return c, fmt.Errorf("browser-like burst must be between 1 and %d, got %d", maxBurst, c.BrowserLikeBurst)
 	case c.Strikes < 0:
 		return c, fmt.Errorf("strikes must be positive, got %d", c.Strikes)
+	case c.AddressStrikes < 0:
+		return c, fmt.Errorf("address strikes must be positive, got %d", c.AddressStrikes)
+	case c.IPv4Prefix < 0 || c.IPv4Prefix > 32:
+		return c, fmt.Errorf("ipv4 prefix must be between 1 and 32, got %d", c.IPv4Prefix)
+	case c.IPv6Prefix < 0 || c.IPv6Prefix > 128:
+		return c, fmt.Errorf("ipv6 prefix must be between 1 and 128, got %d", c.IPv6Prefix)
 	case c.Window < 0:
 		return c, fmt.Errorf("window must be positive, got %v", c.Window)
 	case c.Cooldown < 0:

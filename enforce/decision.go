@@ -45,7 +45,8 @@ const (
 	ReasonNone Reason = ""
 	// ReasonRobotsTxt: /robots.txt, always served.
 	ReasonRobotsTxt Reason = "robots_txt"
-	// ReasonAllowlisted: the client IP or token is allowlisted.
+	// ReasonAllowlisted: the client IP or (after the checks a token cannot
+	// lift) its token is allowlisted.
 	ReasonAllowlisted Reason = "allowlisted"
 	// ReasonDisallowed: a robots.txt rule disallows the path for this bot.
 	ReasonDisallowed Reason = "disallowed"
@@ -53,8 +54,11 @@ const (
 	ReasonCrawlDelay Reason = "crawl_delay"
 	// ReasonRate: the bot exceeds the configured rate of its class.
 	ReasonRate Reason = "rate"
-	// ReasonBlockedClient: the client collected too many strikes and is
-	// blocked until its cooldown ends.
+	// ReasonAddressRate: the bots of the client's address prefix together
+	// exceed the address's rate (a client rotating its User-Agent).
+	ReasonAddressRate Reason = "address_rate"
+	// ReasonBlockedClient: the client, or its whole address, collected too
+	// many strikes (or hit a trap) and is blocked until its cooldown ends.
 	ReasonBlockedClient Reason = "blocked_client"
 	// ReasonTrap: the client requested a trap path.
 	ReasonTrap Reason = "trap"
@@ -79,17 +83,23 @@ type Request struct {
 	UA uaclass.Result
 	// Verdict is the outcome of verifying the client's bot claim.
 	Verdict uaclass.Verdict
+	// Signed marks a Verified agent whose Web Bot Auth signature verified:
+	// it is treated like a verified search crawler, whatever its class.
+	Signed bool
 	// Method and Host are the request's method and host, for logs.
 	Method, Host string
-	// Target is the request target as the client sent it: the path with an
-	// optional "?query". Targets are normalised by the policy package.
-	Target string
-	// Variants are other spellings of Target that a backend may resolve to
-	// the same resource (decoded "%2F", collapsed "//", stripped ";params").
-	// A rule or trap that matches any of them applies.
-	Variants []string
+	// Target is the request target as policy.ParseTarget reads it: its
+	// normal form and the other spellings under which a backend may serve
+	// the same resource. A rule or trap that matches any of them applies.
+	Target policy.Target
 	// Invalid marks a request whose target could not be parsed.
 	Invalid bool
+	// BrowserLike marks an unrecognised client (not class browser) whose
+	// User-Agent looks like a browser's: it stays bound by robots.txt's
+	// rules, but gets a browser's rate ([Config].BrowserLikeInterval and
+	// BrowserLikeBurst) instead of its class rate or the Crawl-delay, since
+	// one page load is dozens of requests.
+	BrowserLike bool
 }
 
 // Decision is the engine's verdict on one request.
@@ -120,6 +130,10 @@ type Decision struct {
 	// Violation marks a request that broke the rules even when the action
 	// is Allow (a first slip that is only logged).
 	Violation bool
+	// BlockDropped reports that the block this request earned was not
+	// stored because the store holds as many blocks as it may; the
+	// request itself is refused all the same.
+	BlockDropped bool
 	// DryRun marks a decision that is reported but not enforced.
 	DryRun bool
 }

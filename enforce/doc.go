@@ -3,11 +3,19 @@
 // decides per request whether to serve, refuse, slow down or shut out, and
 // explains the [Decision] in terms one log line can carry.
 //
+// Clients are tracked by address prefix ([Config].IPv4Prefix and IPv6Prefix)
+// and product token, and each address prefix also as a whole, so that moving
+// within a prefix or rotating User-Agents dodges nothing. The escalation
+// ladder punishes persistence, not concurrency: rate violations within one
+// Retry-After window are one strike at most (see [Apply]).
+//
 // Per-client state (token buckets, strikes, blocks, robots.txt-fetched
 // marks) lives behind the small [Store] interface: the engine describes each
-// change as an [Op] value, and the store applies it with [State.Apply] under
-// its own lock, so a store shared by several Caddy instances can be added
-// without touching the decision logic. [MemoryStore] is the bounded,
-// sharded, in-process store. Time comes from an injectable clock. The
-// package does not import Caddy.
+// request's change as one [Op] value, and the store applies it with [Apply]
+// under its own lock, as one atomic operation on one address's record, so a
+// store shared by several Caddy instances can be added without touching the
+// decision logic. [MemoryStore] is the bounded, sharded, in-process store;
+// it keeps blocks apart from a flood of new addresses. Dry-run state is kept
+// apart too ([Key].DryRun). Time comes from an injectable clock. The package
+// does not import Caddy.
 package enforce

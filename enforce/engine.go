@@ -2,6 +2,8 @@ package enforce
 
 import (
 	"fmt"
+	"math"
+	"net/netip"
 	"time"
 
 	"github.com/robotsguard/robotsguard/policy"
@@ -28,7 +30,7 @@ func New(cfg Config, store Store) (*Engine, error) {
 		return nil, err
 	}
 	if store == nil {
-		store = NewMemoryStore(0, 0)
+		store = NewMemoryStore(0, 0, 0)
 	}
 	e := &Engine{cfg: cfg, store: store, allowTokens: map[string]bool{}}
 	for _, c := range cfg.BlockClasses {
@@ -53,59 +55,68 @@ func New(cfg Config, store Store) (*Engine, error) {
 }
 
 // Decide returns the decision for req under the robots.txt policy p (nil
-// means no robots.txt: everything allowed to every bot). In order:
+// means no robots.txt: everything allowed to every bot). Per-client state
+// is kept by address prefix (IPv4Prefix, IPv6Prefix) and product token, and
+// per address prefix as a whole. In order:
 //
 //  1. /robots.txt is always served, and the fetch is recorded.
-//  2. Allowlisted IPs and tokens are served.
-//  3. A trap path blocks the client IP at once, whatever its User-Agent.
-//  4. A blocked IP is refused.
+//  2. Allowlisted IP ranges are served.
+//  3. A trap path blocks the client's address at once, whatever its
+//     User-Agent.
+//  4. Browsers are served unless their address is blocked: robots.txt is
+//     not addressed to people.
 //  5. Bad agents and impostors are refused (unless configured otherwise),
-//     with a strike on the IP.
-//  6. Browsers are served: robots.txt is not addressed to people.
-//  7. Blocked classes are refused; a blocked client (IP and token) is
-//     refused; a path robots.txt disallows for the bot is refused. Each of
-//     these is a strike.
-//  8. The group's Crawl-delay, or the class rate, is enforced with a token
-//     bucket: a violation is a strike, only logged for the first Grace
-//     violations in a window, then throttled with Retry-After.
+//     with a strike on the address; a blocked address is refused.
+//  6. Allowlisted tokens are served unless their address is blocked: a
+//     token is a claim, so it lifts none of the checks above.
+//  7. Blocked classes are refused; a blocked client or address is refused;
+//     a path robots.txt disallows for the bot is refused. Each of these is a
+//     strike, on the client and on its address.
+//  8. The group's Crawl-delay, or the class rate (a browser's allowance for
+//     a BrowserLike request), is enforced with a token bucket per client,
+//     and AddressShare times it per address; see [Apply] for when a rate
+//     violation is logged, throttled or a strike.
 //
-// Enough strikes in a window block the client for a cooldown that doubles
-// with each block; with a Tarpit configured, a blocked client's further
-// requests are held before they are refused. Verified search crawlers are
-// never blocked and never throttled unless EscalateVerifiedSearch is set.
+// Enough strikes in a window block the client (Strikes) or its whole
+// address (AddressStrikes, counted over all its tokens) for a cooldown that
+// doubles with each block; with a Tarpit configured, a blocked client's
+// further requests are held before they are refused. Verified search
+// crawlers are never blocked and never throttled unless
+// EscalateVerifiedSearch is set. Each request is at most one store
+// operation.
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
 	d := Decision{DryRun: e.cfg.DryRun}
-	// Normalised once for every match below; this allocates only for the
-	// rare targets that are not already in normal form.
-	target := policy.NormalizeTarget(req.Target)
+	ua := &req.UA
+	key := e.key(req.IP, ua.Token())
+	addr := AddrKey(key)
 
-	if policy.IsRobotsTxt(target) {
-		e.store.Apply(IPKey(req.IP), now, Op{MarkRobots: true})
+	if policy.IsRobotsTxt(req.Target.Normal) {
+		e.store.Apply(addr, now, Op{MarkRobots: true})
 		d.Reason = ReasonRobotsTxt
 		return d
 	}
-	if e.allowlisted(req) {
+	if e.allowlistedIP(req.IP) {
 		d.Reason = ReasonAllowlisted
 		return d
 	}
-	ua := &req.UA
-	if e.traps != nil && e.trapped(target, req.Variants) {
-		out := e.store.Apply(IPKey(req.IP), now, e.op(Op{Block: true}))
+	if e.traps != nil && e.traps.ContainsTarget(&req.Target) {
+		out := e.store.Apply(addr, now, e.op(Op{Block: true}))
 		d.ReadRobots = out.State.RobotsAt != 0
 		return e.refuse(d, ReasonTrap, out)
 	}
 	if ua.Class == uaclass.Browser {
-		// robots.txt is not addressed to people: only an IP block applies.
-		ipOut := e.store.Apply(IPKey(req.IP), now, Op{Peek: true})
-		d.ReadRobots = ipOut.State.RobotsAt != 0
-		if ipOut.Blocked {
-			return e.refuse(d, ReasonBlockedClient, ipOut)
+		// robots.txt is not addressed to people: only an address block
+		// applies.
+		out := e.store.Apply(addr, now, Op{Peek: true})
+		d.ReadRobots = out.State.RobotsAt != 0
+		if out.Blocked {
+			return e.refuse(d, ReasonBlockedClient, out)
 		}
 		return d
 	}
 	if ua.Class == uaclass.Bad && !e.cfg.AllowBadAgents || req.Verdict == uaclass.Impostor && !e.cfg.AllowImpostors {
-		out := e.store.Apply(IPKey(req.IP), now, e.op(Op{Strike: true, Blockable: true}))
+		out := e.store.Apply(addr, now, e.op(Op{Strike: true, Blockable: true}))
 		d.ReadRobots = out.State.RobotsAt != 0
 		reason := ReasonImpostor
 		switch {
@@ -116,16 +127,27 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		}
 		return e.refuse(d, reason, out)
 	}
+	if e.allowlistedToken(ua.Tokens) {
+		out := e.store.Apply(addr, now, Op{Peek: true})
+		d.ReadRobots = out.State.RobotsAt != 0
+		if out.Blocked {
+			return e.refuse(d, ReasonBlockedClient, out)
+		}
+		d.Reason = ReasonAllowlisted
+		return d
+	}
 
-	key := Key{IP: req.IP, Token: ua.Token()}
-	gentle := ua.Class == uaclass.Search && req.Verdict == uaclass.Verified && !e.cfg.EscalateVerifiedSearch
+	gentle := (ua.Class == uaclass.Search || req.Signed) && req.Verdict == uaclass.Verified && !e.cfg.EscalateVerifiedSearch
+	// A claimed search crawler whose verification did not finish is never
+	// blocked for it (issue 10, item 9); it is still refused and throttled.
+	unblockable := gentle || ua.Class == uaclass.Search && req.Verdict == uaclass.Unverified
 	if e.blockClass[ua.Class] || req.Invalid {
 		reason := ReasonBlockedClass
 		if !e.blockClass[ua.Class] {
 			reason = ReasonInvalid
 		}
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle, CheckIP: true}))
-		d.ReadRobots = out.IPRobotsAt != 0
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true}))
+		d.ReadRobots = out.AddrRobotsAt != 0
 		if out.Blocked {
 			reason = ReasonBlockedClient
 		}
@@ -134,12 +156,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 
 	res := policy.Result{Allowed: true}
 	if p != nil {
-		res = p.MatchResource(ua.Tokens, target)
-		// A rule that refuses another spelling of the same resource applies:
-		// the backend would serve the disallowed resource under it.
-		for i := 0; res.Allowed && i < len(req.Variants); i++ {
-			res = p.MatchResource(ua.Tokens, policy.NormalizeTarget(req.Variants[i]))
-		}
+		res = p.MatchTarget(ua.Tokens, &req.Target)
 		if res.Agent == "*" && ua.UserTriggered() && e.cfg.UserTriggeredSkipGlobal {
 			res = policy.Result{Allowed: true}
 		}
@@ -147,8 +164,8 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	d.Group, d.Rule = res.Agent, res.Rule
 
 	if !res.Allowed {
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !gentle, CheckIP: true}))
-		d.ReadRobots = out.IPRobotsAt != 0
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true}))
+		d.ReadRobots = out.AddrRobotsAt != 0
 		reason := ReasonDisallowed
 		if out.Blocked {
 			reason = ReasonBlockedClient
@@ -156,53 +173,62 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return e.refuse(d, reason, out)
 	}
 
-	interval, reason := res.CrawlDelay, ReasonCrawlDelay
-	if interval == 0 {
+	interval, burst, reason := res.CrawlDelay, e.cfg.Burst, ReasonCrawlDelay
+	switch {
+	case req.BrowserLike:
+		interval, burst, reason = e.cfg.BrowserLikeInterval, e.cfg.BrowserLikeBurst, ReasonRate
+	case interval == 0:
 		interval, reason = e.classRates[ua.Class], ReasonRate
 	}
-	op := e.op(Op{Interval: interval, Burst: e.cfg.Burst, StrikeOnEmpty: true, Blockable: !gentle, CheckIP: true})
-	if interval == 0 {
-		op = Op{Peek: true, CheckIP: true}
+	op := Op{Peek: true, CheckAddr: true}
+	if interval > 0 {
+		op = e.op(Op{Interval: interval, Burst: burst, AddrInterval: interval / AddressShare, AddrBurst: burst * AddressShare,
+			Grace: e.cfg.Grace, Blockable: !unblockable, CheckAddr: true})
+		if gentle {
+			// Every violation is only logged.
+			op.Grace = math.MaxInt32
+		}
 	}
 	out := e.store.Apply(key, now, op)
-	d.ReadRobots = out.IPRobotsAt != 0
+	d.ReadRobots = out.AddrRobotsAt != 0
 	d.Strikes = int(out.State.Strikes)
+	d.BlockDropped = out.BlockDropped
 	if out.Blocked {
 		return e.refuse(d, ReasonBlockedClient, out)
 	}
 	if interval == 0 || out.Took {
 		return d
 	}
-	d.Reason, d.Violation, d.RetryAfter = reason, true, out.Wait
+	if out.ByAddr {
+		reason = ReasonAddressRate
+	}
+	d.Reason, d.Violation, d.RetryAfter = reason, true, out.RetryAfter
 	switch {
-	case out.NewlyBlocked:
-		d.Action = Deny
-		d.BlockedUntil = time.Unix(0, out.State.BlockedUntil)
-	case gentle || d.Strikes <= e.cfg.Grace:
-		// Logged only: a first slip, or a verified search crawler.
-	default:
+	case out.NewlyBlocked || out.AddrNewlyBlocked:
+		d.RetryAfter = 0 // the block's end says when to come back
+		d = e.refuse(d, reason, out)
+	case out.Throttled:
 		d.Action = Throttle
 	}
 	return d
 }
 
-// trapped reports whether the target (in normal form) or one of its
-// variants is a trap.
-func (e *Engine) trapped(target string, variants []string) bool {
-	if e.traps.Contains(target) {
-		return true
+// key returns the store key of a client: its address prefix and token, in
+// the engine's mode.
+func (e *Engine) key(ip netip.Addr, token string) Key {
+	ip = ip.Unmap()
+	bits := e.cfg.IPv6Prefix
+	if ip.Is4() {
+		bits = e.cfg.IPv4Prefix
 	}
-	for _, v := range variants {
-		if e.traps.Contains(policy.NormalizeTarget(v)) {
-			return true
-		}
-	}
-	return false
+	p, _ := ip.Prefix(bits) // the zero Addr gives the zero Prefix
+	return Key{Prefix: p, Token: token, DryRun: e.cfg.DryRun}
 }
 
 // op fills in the escalation settings of o.
 func (e *Engine) op(o Op) Op {
-	o.Strikes, o.Window, o.Cooldown, o.MaxCooldown = e.cfg.Strikes, e.cfg.Window, e.cfg.Cooldown, e.cfg.MaxCooldown
+	o.Strikes, o.AddrStrikes, o.Window = e.cfg.Strikes, e.cfg.AddressStrikes, e.cfg.Window
+	o.Cooldown, o.MaxCooldown = e.cfg.Cooldown, e.cfg.MaxCooldown
 	return o
 }
 
@@ -213,25 +239,32 @@ func (e *Engine) refuse(d Decision, reason Reason, out Outcome) Decision {
 		d.Action, d.Hold = Tarpit, e.cfg.Tarpit
 	}
 	d.Strikes = int(out.State.Strikes)
+	d.BlockDropped = out.BlockDropped
 	switch {
-	case out.IPBlocked:
-		d.BlockedUntil = time.Unix(0, out.IPBlockedUntil)
+	case out.AddrBlocked:
+		d.BlockedUntil = time.Unix(0, out.AddrBlockedUntil)
 	case out.State.BlockedUntil != 0 && (out.Blocked || out.NewlyBlocked):
 		d.BlockedUntil = time.Unix(0, out.State.BlockedUntil)
 	}
 	return d
 }
 
-func (e *Engine) allowlisted(req *Request) bool {
-	if len(e.cfg.AllowCIDRs) == 0 && len(e.allowTokens) == 0 {
-		return false
-	}
+// allowlistedIP reports whether ip is in an allowlisted range.
+func (e *Engine) allowlistedIP(ip netip.Addr) bool {
 	for _, p := range e.cfg.AllowCIDRs {
-		if p.Contains(req.IP.Unmap()) || p.Contains(req.IP) {
+		if p.Contains(ip.Unmap()) || p.Contains(ip) {
 			return true
 		}
 	}
-	for _, t := range req.UA.Tokens {
+	return false
+}
+
+// allowlistedToken reports whether one of the tokens is allowlisted.
+func (e *Engine) allowlistedToken(tokens []string) bool {
+	if len(e.allowTokens) == 0 {
+		return false
+	}
+	for _, t := range tokens {
 		if e.allowTokens[t] {
 			return true
 		}

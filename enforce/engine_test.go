@@ -49,7 +49,16 @@ const (
 )
 
 func req(ip, ua, target string) *Request {
-	return &Request{IP: netip.MustParseAddr(ip), UA: classifier.Classify(ua), Method: "GET", Host: "example.com", Target: target}
+	return &Request{IP: netip.MustParseAddr(ip), UA: classifier.Classify(ua), Method: "GET", Host: "example.com", Target: tgt(target)}
+}
+
+// tgt reads a request target as the handler does.
+func tgt(raw string) policy.Target {
+	t, err := policy.ParseTarget(raw)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }
 
 func compile(robots string) *policy.Policy {
@@ -59,7 +68,7 @@ func compile(robots string) *policy.Policy {
 func newEngine(t *testing.T, cfg Config, clock *fakeClock) *Engine {
 	t.Helper()
 	cfg.Now = clock.Now
-	e, err := New(cfg, NewMemoryStore(1000, time.Hour))
+	e, err := New(cfg, NewMemoryStore(1000, 0, time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +118,10 @@ func TestCrawlDelay(t *testing.T) {
 	p2 := compile("User-agent: *\nCrawl-delay: 0.5\n")
 	b2 := req("192.0.2.3", uaExample, "/")
 	expect(t, "0.5s first", e.Decide(b2, p2), Allow, ReasonNone)
+	// Retry-After goes out in whole seconds: the Retry-After window is
+	// what the client was told.
 	d = e.Decide(b2, p2)
-	if d.Action != Throttle || d.RetryAfter != 500*time.Millisecond {
+	if d.Action != Throttle || d.RetryAfter != time.Second {
 		t.Errorf("0.5s: %v RetryAfter %v", d.Action, d.RetryAfter)
 	}
 }
@@ -127,8 +138,9 @@ func TestBurst(t *testing.T) {
 	expect(t, "past burst", e.Decide(bot, p), Throttle, ReasonCrawlDelay)
 }
 
-// TestGraceLadder: the first violation in a window is only logged, later
-// ones are throttled, enough of them block the client (log -> 429 -> 403).
+// TestGraceLadder: the first violation in a window is only logged, the next
+// opens a Retry-After window with a 429, and a client that keeps sending
+// through Strikes such windows is blocked (log -> 429 -> 403).
 func TestGraceLadder(t *testing.T) {
 	clock := newClock()
 	e := newEngine(t, Config{Burst: 1, Grace: 1, Strikes: 4, Cooldown: time.Minute}, clock)
@@ -137,15 +149,40 @@ func TestGraceLadder(t *testing.T) {
 	expect(t, "first", e.Decide(bot, p), Allow, ReasonNone)
 	d := e.Decide(bot, p)
 	expect(t, "slip", d, Allow, ReasonCrawlDelay)
-	if !d.Violation || !d.Noteworthy() || d.Enforced() || d.Strikes != 1 {
+	if !d.Violation || !d.Noteworthy() || d.Enforced() || d.Strikes != 0 {
 		t.Errorf("slip: %+v", d)
 	}
-	expect(t, "second violation", e.Decide(bot, p), Throttle, ReasonCrawlDelay)
-	expect(t, "third violation", e.Decide(bot, p), Throttle, ReasonCrawlDelay)
 	d = e.Decide(bot, p)
-	expect(t, "fourth violation blocks", d, Deny, ReasonCrawlDelay)
-	if d.BlockedUntil != clock.Now().Add(time.Minute) {
-		t.Errorf("BlockedUntil = %v", d.BlockedUntil)
+	expect(t, "second violation opens a window", d, Throttle, ReasonCrawlDelay)
+	if d.RetryAfter != 5*time.Second || d.Strikes != 0 {
+		t.Errorf("window opened: %+v", d)
+	}
+	for w := 1; w <= 4; w++ {
+		if w > 1 {
+			expect(t, fmt.Sprintf("window %d: the token after the wait", w), e.Decide(bot, p), Allow, ReasonNone)
+			expect(t, fmt.Sprintf("window %d opens", w), e.Decide(bot, p), Throttle, ReasonCrawlDelay)
+		}
+		clock.Advance(time.Second)
+		d = e.Decide(bot, p)
+		if w < 4 {
+			expect(t, fmt.Sprintf("window %d: the client ignores its 429", w), d, Throttle, ReasonCrawlDelay)
+		} else {
+			expect(t, "the fourth window blocks", d, Deny, ReasonCrawlDelay)
+			if d.BlockedUntil != clock.Now().Add(time.Minute) {
+				t.Errorf("BlockedUntil = %v", d.BlockedUntil)
+			}
+			break
+		}
+		if d.Strikes != w || d.RetryAfter != 4*time.Second {
+			t.Errorf("window %d: strikes %d, Retry-After %v", w, d.Strikes, d.RetryAfter)
+		}
+		// More requests in the same window add no strike.
+		for i := 0; i < 10; i++ {
+			if d = e.Decide(bot, p); d.Strikes != w {
+				t.Fatalf("window %d, request %d: strikes %d", w, i, d.Strikes)
+			}
+		}
+		clock.Advance(4 * time.Second)
 	}
 	clock.Advance(10 * time.Second)
 	expect(t, "blocked", e.Decide(bot, p), Deny, ReasonBlockedClient)
@@ -333,7 +370,9 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
-// TestAllowlist: allowlisted IP ranges and tokens win over everything.
+// TestAllowlist: allowlisted IP ranges win over everything; allowlisted
+// tokens over the robots.txt rules and rates, but not over traps (see
+// TestAllowTokenIsAClaim).
 func TestAllowlist(t *testing.T) {
 	clock := newClock()
 	e := newEngine(t, Config{
@@ -341,16 +380,18 @@ func TestAllowlist(t *testing.T) {
 		AllowTokens: []string{"examplebot"},
 		Traps:       []string{"/trap"},
 	}, clock)
-	p := compile("User-agent: *\nDisallow: /\n")
+	p := compile("User-agent: *\nDisallow: /\nCrawl-delay: 60\n")
 	for _, r := range []*Request{
 		req("10.1.2.3", uaGPTBot, "/private"),
 		req("::ffff:10.1.2.3", uaSiphon, "/"),
 		req("2001:db8::1", uaGPTBot, "/trap"),
 		req("192.0.2.1", uaExample, "/private"),
-		req("192.0.2.1", uaExample, "/trap"),
+		req("192.0.2.1", uaExample, "/private"),
+		req("192.0.2.1", uaExample, "/other"),
 	} {
-		expect(t, r.IP.String()+" "+r.Target, e.Decide(r, p), Allow, ReasonAllowlisted)
+		expect(t, r.IP.String()+" "+r.Target.Normal, e.Decide(r, p), Allow, ReasonAllowlisted)
 	}
+	expect(t, "allowlisted token on a trap", e.Decide(req("192.0.2.1", uaExample, "/trap"), p), Deny, ReasonTrap)
 	expect(t, "not allowlisted", e.Decide(req("192.0.2.2", uaGPTBot, "/x"), p), Deny, ReasonDisallowed)
 }
 
@@ -427,7 +468,7 @@ func TestVerifiedSearchGentle(t *testing.T) {
 		}
 	}
 	gbp := *gb
-	gbp.Target = "/private"
+	gbp.Target = tgt("/private")
 	for i := 0; i < 10; i++ {
 		expect(t, "verified on disallowed path", e.Decide(&gbp, p), Deny, ReasonDisallowed)
 	}
@@ -546,16 +587,14 @@ func TestVariants(t *testing.T) {
 	e := newEngine(t, Config{Traps: []string{"/trap/"}, Strikes: 100}, clock)
 	p := compile("User-agent: *\nDisallow: /private/\n")
 	r := req("192.0.2.1", uaExample, "/private%2Freport.html")
-	expect(t, "no variants", e.Decide(r, p), Allow, ReasonNone)
-	r.Variants = []string{"/private/report.html"}
 	d := e.Decide(r, p)
 	expect(t, "variant disallowed", d, Deny, ReasonDisallowed)
 	if d.Rule == nil || d.Rule.Pattern != "/private/" {
 		t.Errorf("rule %v", d.Rule)
 	}
-	b := req("192.0.2.2", uaBrowser, "//trap/x")
-	b.Variants = []string{"/trap/x"}
-	expect(t, "trap variant", e.Decide(b, p), Deny, ReasonTrap)
+	r.Target = policy.Target{Normal: "/private%2Freport.html"}
+	expect(t, "no variants", e.Decide(r, p), Allow, ReasonNone)
+	expect(t, "trap variant", e.Decide(req("192.0.2.2", uaBrowser, "//trap/x"), p), Deny, ReasonTrap)
 }
 
 // TestQueryVariants: a query does not dodge a "$" rule, unless a rule

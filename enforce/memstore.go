@@ -3,71 +3,154 @@ package enforce
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"net/netip"
 	"sync"
 	"time"
 )
 
-// MemoryStore is the in-process [Store]: a sharded map with one LRU list per
-// shard. Its size is bounded by MaxClients; idle clients are dropped after
-// TTL. Under pressure it evicts the least recently used client that is not
-// blocked, so that a flood of new addresses cannot wash out the blocks.
-// A request touches one shard's lock only; there is no global lock.
+// MemoryStore is the in-process [Store]. It keeps one record per address
+// prefix (and mode): the address's own state and the states of up to
+// maxTokens of its tokens, so that a request, whatever its Op, is one map
+// lookup under one shard's lock; there is no global lock. The records sit
+// in a sharded map with two LRU lists per shard, one for ordinary
+// addresses and one for addresses with a block (or a remembered offence).
+// Each list has its own bound, so a flood of new addresses evicts only
+// ordinary ones and can never wash out the blocks: once the blocks are at
+// their bound, a new block is dropped (reported in Outcome.BlockDropped;
+// the request that earned it is refused all the same), unless one of the
+// least recently touched blocked addresses is only remembered, its block
+// over, and makes room. Idle addresses are forgotten after the TTL.
+// Dry-run records never count as blocks here: they are evictable like any
+// ordinary address.
 type MemoryStore struct {
-	salt     uint64
-	shards   [storeShards]storeShard
-	perShard int
-	ttl      int64
+	salt      uint64
+	shards    [storeShards]storeShard
+	perShard  int
+	perBlocks int
+	ttl       int64
 }
 
 const (
 	storeShards = 64
-	// evictScan bounds how far from the LRU end eviction looks for a client
-	// that is not blocked.
+	// evictScan bounds how far from the LRU end of the blocks the store
+	// looks for an address whose block has ended, to make room.
 	evictScan = 8
+	// maxTokens bounds the token states of one address; a new token
+	// replaces the least recently seen one that is not an offender. A
+	// client rotating more tokens than this loses nothing by it: its
+	// strikes and rate also count on the address.
+	maxTokens = 4
 )
 
 type storeShard struct {
-	mu         sync.Mutex
-	m          map[Key]*storeNode
-	head, tail *storeNode // head: most recently used
-	_          [32]byte   // keep shards apart in memory
+	mu      sync.Mutex
+	m       map[addrKey]*storeNode
+	clients storeList // ordinary addresses and dry-run records
+	blocks  storeList // addresses with a block or a remembered offence
+	_       [32]byte  // keep shards apart in memory
 }
 
+// addrKey identifies a record: an address prefix in one mode. It holds no
+// pointer (a netip.Addr does), so that the map's keys are small and cheap
+// to hash.
+type addrKey struct {
+	addr    [16]byte
+	bits    uint8
+	v4, dry bool
+	_       bool
+}
+
+// makeAddrKey returns the record key of k.
+func makeAddrKey(k Key) addrKey {
+	a := k.Prefix.Addr()
+	return addrKey{addr: a.As16(), bits: uint8(k.Prefix.Bits()), v4: a.Is4(), dry: k.DryRun}
+}
+
+// prefix returns the address prefix of k (the zero Prefix for a client
+// without an address).
+func (k addrKey) prefix() netip.Prefix {
+	if k.bits > 128 {
+		return netip.Prefix{}
+	}
+	a := netip.AddrFrom16(k.addr)
+	if k.v4 {
+		a = a.Unmap()
+	}
+	return netip.PrefixFrom(a, int(k.bits))
+}
+
+// storeList is a doubly linked LRU list; head is the most recently used.
+type storeList struct {
+	head, tail *storeNode
+	n          int
+}
+
+// tokenState is the state of one token of an address.
+type tokenState struct {
+	token string
+	st    State
+}
+
+// storeNode is the record of one address prefix.
 type storeNode struct {
-	key        Key
-	st         State
+	key  addrKey
+	addr State
+	// tok0 holds the first token inline (most addresses have one); more
+	// holds the others.
+	tok0       tokenState
+	more       []tokenState
+	ntok       int8
+	held       bool  // on the blocks list
+	seen       int64 // the last Op that changed the record
 	prev, next *storeNode
 }
 
-// DefaultMaxClients is the default bound of a MemoryStore.
+// DefaultMaxClients is the default bound of a MemoryStore's ordinary
+// addresses, and of its blocked ones.
 const DefaultMaxClients = 100_000
 
 // DefaultTTL is how long an idle client is remembered by default.
 const DefaultTTL = time.Hour
 
-// NewMemoryStore returns a store that tracks at most maxClients clients
-// (DefaultMaxClients if not positive) and forgets clients idle for ttl
-// (DefaultTTL if not positive), unless they are blocked or recent offenders.
-func NewMemoryStore(maxClients int, ttl time.Duration) *MemoryStore {
+// NewMemoryStore returns a store that tracks at most maxClients ordinary
+// addresses (DefaultMaxClients if not positive), each with up to 4 tokens,
+// and apart from them at most maxBlocks addresses with a block or a
+// remembered offence (maxClients if not positive), and that forgets
+// addresses idle for ttl (DefaultTTL if not positive) unless they are
+// blocked or recent offenders.
+func NewMemoryStore(maxClients, maxBlocks int, ttl time.Duration) *MemoryStore {
 	if maxClients <= 0 {
 		maxClients = DefaultMaxClients
+	}
+	if maxBlocks <= 0 {
+		maxBlocks = maxClients
 	}
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	s := &MemoryStore{salt: rand.Uint64(), perShard: max(1, maxClients/storeShards), ttl: int64(ttl)}
+	s := &MemoryStore{
+		salt:      rand.Uint64(),
+		perShard:  max(1, maxClients/storeShards),
+		perBlocks: max(1, maxBlocks/storeShards),
+		ttl:       int64(ttl),
+	}
 	for i := range s.shards {
-		s.shards[i].m = make(map[Key]*storeNode)
+		s.shards[i].m = make(map[addrKey]*storeNode)
 	}
 	return s
 }
 
-// shard picks the shard of k from its IP alone: a cheap multiplicative mix
-// of the address, salted per store, instead of a second full hash of the key
-// before the map's own. All the state of one IP lives in one shard.
-func (s *MemoryStore) shard(k Key) *storeShard {
-	b := k.IP.As16()
-	x := binary.LittleEndian.Uint64(b[:8]) ^ binary.LittleEndian.Uint64(b[8:]) ^ s.salt
+// Bounds returns the most ordinary addresses and the most blocked ones the
+// store keeps.
+func (s *MemoryStore) Bounds() (clients, blocks int) {
+	return s.perShard * storeShards, s.perBlocks * storeShards
+}
+
+// shard picks the shard of a record: a cheap multiplicative mix of the
+// address, salted per store, instead of a second full hash of the key
+// before the map's own.
+func (s *MemoryStore) shard(k *addrKey) *storeShard {
+	x := binary.LittleEndian.Uint64(k.addr[:8]) ^ binary.LittleEndian.Uint64(k.addr[8:]) ^ s.salt
 	x ^= x >> 33
 	x *= 0xff51afd7ed558ccd
 	x ^= x >> 33
@@ -77,70 +160,218 @@ func (s *MemoryStore) shard(k Key) *storeShard {
 // Apply implements [Store].
 func (s *MemoryStore) Apply(k Key, now time.Time, op Op) Outcome {
 	t := now.UnixNano()
-	sh := s.shard(k)
+	ak := makeAddrKey(k)
+	sh := s.shard(&ak)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	var robotsAt, blockedUntil int64
-	if op.CheckIP {
-		// The IP's state is in the same shard: shards are chosen by IP.
-		if n, ok := sh.m[IPKey(k.IP)]; ok && !s.expired(&n.st, t) {
-			robotsAt, blockedUntil = n.st.RobotsAt, n.st.BlockedUntil
-			if blockedUntil > t {
-				return Outcome{IPRobotsAt: robotsAt, IPBlockedUntil: blockedUntil, IPBlocked: true, Blocked: true}
-			}
-		}
+	n := s.node(sh, ak, t, !op.Peek)
+	if n == nil {
+		return Outcome{}
 	}
-	out := s.apply(sh, k, t, op)
-	out.IPRobotsAt, out.IPBlockedUntil = robotsAt, blockedUntil
+	if k.IsAddr() {
+		if op.Peek {
+			out := Apply(&n.addr, nil, t, op)
+			out.Found = true
+			return out
+		}
+		n.seen = t
+		before := n.addr
+		out := Apply(&n.addr, nil, t, op)
+		out.Found = true
+		if addrDropped, _ := s.settle(sh, n, t, &before, nil, nil); addrDropped {
+			out.NewlyBlocked, out.BlockDropped, out.State = false, true, n.addr
+		}
+		return out
+	}
+	var addr *State
+	if op.CheckAddr {
+		addr = &n.addr
+	}
+	ts := s.token(n, k.Token, t, !op.Peek)
+	if op.Peek {
+		if ts == nil {
+			// An unknown token: only its address can be blocked.
+			out := Apply(&State{}, addr, t, op)
+			out.State = State{}
+			return out
+		}
+		out := Apply(&ts.st, addr, t, op)
+		out.Found = true
+		return out
+	}
+	n.seen = t
+	before, addrBefore := ts.st, n.addr
+	out := Apply(&ts.st, addr, t, op)
+	out.Found = true
+	addrDropped, tokDropped := s.settle(sh, n, t, &addrBefore, &ts.st, &before)
+	if tokDropped {
+		out.NewlyBlocked, out.BlockDropped, out.State = false, true, ts.st
+	}
+	if addrDropped {
+		out.AddrBlocked, out.AddrNewlyBlocked, out.AddrBlockedUntil, out.BlockDropped = false, false, n.addr.BlockedUntil, true
+	}
 	return out
 }
 
-// apply applies op to k's state in sh; the caller holds sh.mu.
-func (s *MemoryStore) apply(sh *storeShard, k Key, t int64, op Op) Outcome {
+// node returns the live record of k in sh, creating it when create is set
+// (nil otherwise if there is none), and marks it used. The caller holds
+// sh.mu.
+func (s *MemoryStore) node(sh *storeShard, k addrKey, t int64, create bool) *storeNode {
 	n, ok := sh.m[k]
-	if ok && s.expired(&n.st, t) {
+	if ok && s.expired(n, t) {
 		sh.remove(n)
 		ok = false
 	}
-	if !ok {
-		if op.Peek {
-			return Outcome{}
+	if ok {
+		if create {
+			sh.list(n).moveToFront(n)
 		}
-		if len(sh.m) >= s.perShard {
-			s.evict(sh, t)
-		}
-		n = &storeNode{key: k}
-		sh.m[k] = n
-		sh.pushFront(n)
-	} else if !op.Peek {
-		sh.moveToFront(n)
+		return n
 	}
-	return n.st.Apply(t, op)
+	if !create {
+		return nil
+	}
+	for sh.clients.n >= s.perShard && sh.clients.tail != nil {
+		sh.remove(sh.clients.tail)
+	}
+	n = &storeNode{key: k}
+	sh.m[k] = n
+	sh.clients.pushFront(n)
+	return n
 }
 
-// expired reports whether an idle client may be forgotten: not blocked, and
-// not a recent offender.
-func (s *MemoryStore) expired(st *State, now int64) bool {
-	return st.LastSeen+s.ttl < now && st.BlockedUntil < now && st.Remember < now
+// tok returns the i-th token state of n.
+func (n *storeNode) tok(i int) *tokenState {
+	if i == 0 {
+		return &n.tok0
+	}
+	return &n.more[i-1]
 }
 
-// evict makes room in sh: it drops the least recently used client that is
-// expired or not blocked, looking at most evictScan clients from the end,
-// and otherwise the least recently used one. The caller holds sh.mu.
-func (s *MemoryStore) evict(sh *storeShard, now int64) {
-	victim := sh.tail
-	for n, i := sh.tail, 0; n != nil && i < evictScan; n, i = n.prev, i+1 {
-		if n.st.BlockedUntil < now {
-			victim = n
-			break
+// token returns the state of token in n, creating it when create is set
+// (nil otherwise if there is none). A token state idle for the TTL starts
+// afresh unless it is an offender. The caller holds the shard's lock.
+func (s *MemoryStore) token(n *storeNode, token string, t int64, create bool) *tokenState {
+	for i := 0; i < int(n.ntok); i++ {
+		if ts := n.tok(i); ts.token == token {
+			if create && s.stale(&ts.st, t) {
+				ts.st = State{}
+			}
+			return ts
 		}
 	}
-	if victim != nil {
-		sh.remove(victim)
+	if !create {
+		return nil
 	}
+	var ts *tokenState
+	switch {
+	case n.ntok == 0:
+		ts = &n.tok0
+	case n.ntok < maxTokens:
+		n.more = append(n.more, tokenState{})
+		ts = &n.more[len(n.more)-1]
+	default:
+		// Replace the least recently seen token, sparing offenders.
+		victim := 0
+		for i := 1; i < int(n.ntok); i++ {
+			c, v := n.tok(i), n.tok(victim)
+			if cOff, vOff := c.st.Offender(t), v.st.Offender(t); vOff && !cOff || vOff == cOff && c.st.LastSeen < v.st.LastSeen {
+				victim = i
+			}
+		}
+		ts = n.tok(victim)
+		*ts = tokenState{token: token}
+		return ts
+	}
+	n.ntok++
+	ts.token = token
+	return ts
 }
 
-// Len implements [Store].
+// settle moves n to the blocks list when an Op made one of its states (the
+// address's, or the token state tok) an offender. When the blocks are full,
+// an address whose block has ended goes back to the clients to make room;
+// failing that, a block the Op set is dropped: the state's block fields
+// are restored from before, and settle reports which were dropped. A
+// remembered offender without a new block just stays with the clients, and
+// dry-run records always do. The caller holds sh.mu.
+func (s *MemoryStore) settle(sh *storeShard, n *storeNode, t int64, addrBefore, tok, tokBefore *State) (addrDropped, tokDropped bool) {
+	if n.held || n.key.dry || !n.addr.Offender(t) && (tok == nil || !tok.Offender(t)) {
+		return false, false
+	}
+	if sh.blocks.n >= s.perBlocks && !s.reclaim(sh, t) {
+		if n.addr.BlockedUntil != addrBefore.BlockedUntil {
+			n.addr.BlockedUntil, n.addr.Remember, n.addr.Offenses = addrBefore.BlockedUntil, addrBefore.Remember, addrBefore.Offenses
+			addrDropped = true
+		}
+		if tok != nil && tok.BlockedUntil != tokBefore.BlockedUntil {
+			tok.BlockedUntil, tok.Remember, tok.Offenses = tokBefore.BlockedUntil, tokBefore.Remember, tokBefore.Offenses
+			tokDropped = true
+		}
+		return addrDropped, tokDropped
+	}
+	sh.clients.unlink(n)
+	sh.blocks.pushFront(n)
+	n.held = true
+	return false, false
+}
+
+// reclaim moves one address whose blocks have all ended from the LRU end
+// of the blocks back to the LRU end of the clients, and reports whether it
+// found one. The clients may then exceed their bound by the records moved
+// back until the next new address evicts. The caller holds sh.mu.
+func (s *MemoryStore) reclaim(sh *storeShard, t int64) bool {
+	for n, i := sh.blocks.tail, 0; n != nil && i < evictScan; n, i = n.prev, i+1 {
+		if n.blocked(t) > 0 {
+			continue
+		}
+		sh.blocks.unlink(n)
+		n.held = false
+		sh.clients.pushBack(n)
+		return true
+	}
+	return false
+}
+
+// blocked counts the states of n blocked at t.
+func (n *storeNode) blocked(t int64) int {
+	c := 0
+	if n.addr.Blocked(t) {
+		c++
+	}
+	for i := 0; i < int(n.ntok); i++ {
+		if n.tok(i).st.Blocked(t) {
+			c++
+		}
+	}
+	return c
+}
+
+// offender reports whether one of the states of n is an offender at t.
+func (n *storeNode) offender(t int64) bool {
+	if n.addr.Offender(t) {
+		return true
+	}
+	for i := 0; i < int(n.ntok); i++ {
+		if n.tok(i).st.Offender(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// stale reports whether a state idle for the TTL may start afresh: it is
+// not blocked and not a recent offender.
+func (s *MemoryStore) stale(st *State, t int64) bool {
+	return st.LastSeen+s.ttl < t && !st.Offender(t)
+}
+
+// expired reports whether an idle address may be forgotten.
+func (s *MemoryStore) expired(n *storeNode, t int64) bool {
+	return n.seen+s.ttl < t && !n.offender(t)
+}
+
+// Len implements [Store]: it counts the addresses tracked.
 func (s *MemoryStore) Len() int {
 	total := 0
 	for i := range s.shards {
@@ -152,22 +383,32 @@ func (s *MemoryStore) Len() int {
 	return total
 }
 
-// Sweep forgets expired clients and counts the clients blocked at now. Call
-// it periodically (the Caddy module does every minute); Apply also drops
-// expired clients it meets.
+// Sweep forgets expired addresses, moves addresses whose offences are no
+// longer remembered back to the clients, and counts the states blocked at
+// now (enforced blocks of addresses and of tokens; dry-run ones are not
+// counted). Call it periodically (the Caddy module does every minute);
+// Apply also drops expired addresses it meets.
 func (s *MemoryStore) Sweep(now time.Time) (removed, blocked int) {
 	t := now.UnixNano()
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		for n := sh.tail; n != nil; {
+		for n := sh.blocks.tail; n != nil; {
 			prev := n.prev
-			switch {
-			case s.expired(&n.st, t):
+			if b := n.blocked(t); b > 0 {
+				blocked += b
+			} else if !n.offender(t) {
+				sh.blocks.unlink(n)
+				n.held = false
+				sh.clients.pushBack(n)
+			}
+			n = prev
+		}
+		for n := sh.clients.tail; n != nil; {
+			prev := n.prev
+			if s.expired(n, t) {
 				sh.remove(n)
 				removed++
-			case n.st.BlockedUntil > t:
-				blocked++
 			}
 			n = prev
 		}
@@ -176,40 +417,62 @@ func (s *MemoryStore) Sweep(now time.Time) (removed, blocked int) {
 	return removed, blocked
 }
 
-func (sh *storeShard) pushFront(n *storeNode) {
-	n.prev, n.next = nil, sh.head
-	if sh.head != nil {
-		sh.head.prev = n
+// list returns the list n is on.
+func (sh *storeShard) list(n *storeNode) *storeList {
+	if n.held {
+		return &sh.blocks
 	}
-	sh.head = n
-	if sh.tail == nil {
-		sh.tail = n
-	}
+	return &sh.clients
 }
 
-func (sh *storeShard) unlink(n *storeNode) {
+func (sh *storeShard) remove(n *storeNode) {
+	sh.list(n).unlink(n)
+	delete(sh.m, n.key)
+}
+
+func (l *storeList) pushFront(n *storeNode) {
+	n.prev, n.next = nil, l.head
+	if l.head != nil {
+		l.head.prev = n
+	}
+	l.head = n
+	if l.tail == nil {
+		l.tail = n
+	}
+	l.n++
+}
+
+func (l *storeList) pushBack(n *storeNode) {
+	n.prev, n.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = n
+	}
+	l.tail = n
+	if l.head == nil {
+		l.head = n
+	}
+	l.n++
+}
+
+func (l *storeList) unlink(n *storeNode) {
 	if n.prev != nil {
 		n.prev.next = n.next
 	} else {
-		sh.head = n.next
+		l.head = n.next
 	}
 	if n.next != nil {
 		n.next.prev = n.prev
 	} else {
-		sh.tail = n.prev
+		l.tail = n.prev
 	}
 	n.prev, n.next = nil, nil
+	l.n--
 }
 
-func (sh *storeShard) moveToFront(n *storeNode) {
-	if sh.head == n {
+func (l *storeList) moveToFront(n *storeNode) {
+	if l.head == n {
 		return
 	}
-	sh.unlink(n)
-	sh.pushFront(n)
-}
-
-func (sh *storeShard) remove(n *storeNode) {
-	sh.unlink(n)
-	delete(sh.m, n.key)
+	l.unlink(n)
+	l.pushFront(n)
 }

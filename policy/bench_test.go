@@ -147,3 +147,27 @@ func TestSynthAgreesWithTemoto(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEnforce measures the enforcement path of one request: reading
+// the request target (ParseTarget) and MatchTarget, for targets with and
+// without a query, on the synthetic file of 1,000 rules and on Wikipedia's.
+func BenchmarkEnforce(b *testing.B) {
+	robots, targets := synthRobots(1000)
+	b.Run("rules=1000", func(b *testing.B) { benchEnforce(b, robots, targets) })
+	data := readBenchFile(b)
+	b.Run("wikipedia", func(b *testing.B) {
+		benchEnforce(b, string(data), []string{"/wiki/Main_Page", "/w/index.php?title=Special:Random", "/wiki/Special:Search", "/api/rest_v1/page/html/Robot", "/wiki/Caf%C3%A9"})
+	})
+}
+
+func benchEnforce(b *testing.B, robots string, targets []string) {
+	p := Compile(Parse([]byte(robots)))
+	tokens := []string{"examplebot"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		t, _ := ParseTarget(targets[i%len(targets)])
+		p.MatchTarget(tokens, &t)
+		i++
+	}
+}

@@ -139,6 +139,13 @@ func (p *Policy) HasCanonical() bool {
 	return p.global != nil && p.global.query.set
 }
 
+// HasDomain reports whether the robots.txt names a valid canonical Domain,
+// so that canonical URLs carry a host of the site's choosing rather than the
+// request's.
+func (p *Policy) HasDomain() bool {
+	return p.canon.scheme != ""
+}
+
 // Canonical returns the canonical form of a request for the agent with the
 // given tokens (the "*" group's QueryParam lines apply when no group names
 // them): scheme and host from Domain, the index page dropped from the path,

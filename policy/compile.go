@@ -1,13 +1,15 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
 
-// Policy is a compiled robots.txt: it answers [Policy.Match] queries. A
-// Policy is immutable and safe for concurrent use; swap a new one in (for
-// example through an atomic.Pointer) to change the rules.
+// Policy is a compiled robots.txt: it answers [Policy.Match] and
+// [Policy.MatchTarget] queries. A Policy is immutable and safe for
+// concurrent use; swap a new one in (for example through an atomic.Pointer)
+// to change the rules.
 type Policy struct {
 	src     *Robots
 	byToken map[string]*group
@@ -18,41 +20,99 @@ type Policy struct {
 // group is the merged, compiled form of every group naming one token.
 type group struct {
 	agent      string
-	rules      []Rule
-	m          matcher
 	crawlDelay time.Duration
 	// query holds the group's QueryParam lines.
 	query queryRules
-	// anchors holds only the rules that end in '$', or is nil when there
-	// are none: only such a rule can match a path and not the same path with
-	// a query, so MatchResource's second match walks this small trie.
-	anchors *matcher
+	// split holds the rules as Scrapy's protego and temoto read the file's
+	// groups (SplitReading); google holds them as Google's reference parser
+	// does (GoogleReading), or is nil when both readings give this agent
+	// the same rules.
+	split  ruleSet
+	google *ruleSet
+}
+
+// ruleSet is one agent's compiled rules.
+type ruleSet struct {
+	rules []Rule
+	// path holds the rules whose pattern has no '?', query those with one
+	// (nil when there are none): only the former are matched against the
+	// path alone, for the resource a target names.
+	path  matcher
+	query *matcher
+	// prefixOnly is set when every path rule is a plain prefix (no '*', no
+	// '$'): such a rule matches a target exactly when it matches the
+	// target's path, so the path needs no second match.
+	prefixOnly bool
+}
+
+// Reading says how a file's groups are read where mainstream parsers
+// differ: at a line other than User-agent, Allow and Disallow (Crawl-delay,
+// Sitemap, Host, any unknown line) that stands between User-agent lines.
+type Reading uint8
+
+// Readings.
+const (
+	// BothReadings refuses only what both readings below refuse; it is
+	// how [Policy.MatchTarget] reads a file.
+	BothReadings Reading = iota
+	// GoogleReading: only an Allow or Disallow line ends a run of
+	// User-agent lines, as in Google's reference parser and RFC 9309
+	// section 2.2.4 ("other records MUST NOT interfere").
+	GoogleReading
+	// SplitReading: any other line ends it too, and the next User-agent
+	// line starts a new group, as in Scrapy's protego and temoto/robotstxt.
+	SplitReading
+)
+
+// String returns "both", "google" or "split".
+func (r Reading) String() string {
+	switch r {
+	case GoogleReading:
+		return "google"
+	case SplitReading:
+		return "split"
+	}
+	return "both"
 }
 
 // Compile returns the Policy for r. It works on a copy, so r may be edited
 // afterwards without changing the Policy. Groups that name the same agent
-// are merged; a group naming several agents applies to each of them.
+// are merged; a group naming several agents applies to each of them. Where
+// the two readings of the groups (see [Reading]) give an agent different
+// rules, both are compiled. An agent's Crawl-delay is the first one of the
+// groups that name it (in either reading, the agents right above it).
 func Compile(r *Robots) *Policy {
 	src := r.Clone()
 	p := &Policy{src: src, byToken: map[string]*group{}, canon: compileCanon(src)}
 	for _, tok := range src.Agents() {
 		g := &group{agent: tok}
 		delaySet := false
-		for _, sg := range src.Groups {
-			for _, a := range sg.Agents {
-				if a.Token() != tok {
-					continue
+		var split, google []int // indexes of the groups whose rules apply
+		for i, sg := range src.Groups {
+			if !sg.names(tok) {
+				continue
+			}
+			split = append(split, i)
+			for j := i; ; j++ {
+				if len(google) == 0 || google[len(google)-1] < j {
+					google = append(google, j)
 				}
-				g.rules = append(g.rules, sg.Rules...)
-				_ = parseQueryParams(&g.query, sg.Values(KeyQueryParam)) // bad items are linted
-				if d, ok := sg.CrawlDelay(); ok && !delaySet {
-					g.crawlDelay, delaySet = d, true
+				if !src.Groups[j].JoinNext || j+1 == len(src.Groups) {
+					break
 				}
-				break
+			}
+			_ = parseQueryParams(&g.query, sg.Values(KeyQueryParam)) // bad items are linted
+			if d, ok := sg.CrawlDelay(); ok && !delaySet {
+				g.crawlDelay, delaySet = d, true
 			}
 		}
-		g.m = newMatcher(g.rules)
-		g.anchors = anchorMatcher(g.rules)
+		g.split = newRuleSet(src.groupRules(split))
+		if !slices.Equal(split, google) {
+			if rules := src.groupRules(google); len(rules) != len(g.split.rules) {
+				rs := newRuleSet(rules)
+				g.google = &rs
+			}
+		}
 		if tok == "*" {
 			p.global = g
 		} else {
@@ -62,12 +122,53 @@ func Compile(r *Robots) *Policy {
 	return p
 }
 
+// names reports whether the group names the product token tok.
+func (g *Group) names(tok string) bool {
+	for _, a := range g.Agents {
+		if a.Token() == tok {
+			return true
+		}
+	}
+	return false
+}
+
+// groupRules returns the rules of the groups with the given indexes, in
+// order.
+func (r *Robots) groupRules(idx []int) []Rule {
+	var rules []Rule
+	for _, i := range idx {
+		rules = append(rules, r.Groups[i].Rules...)
+	}
+	return rules
+}
+
+// newRuleSet compiles rules.
+func newRuleSet(rules []Rule) ruleSet {
+	s := ruleSet{rules: rules, prefixOnly: true}
+	hasQuery := make([]bool, len(rules))
+	anyQuery := false
+	for i, r := range rules {
+		np := normalizePattern(r.Pattern)
+		hasQuery[i] = strings.IndexByte(np, '?') >= 0
+		anyQuery = anyQuery || hasQuery[i]
+		if !hasQuery[i] && (strings.ContainsAny(np, "*$") || r.Allow && anchorsIndexPage(r.Pattern)) {
+			s.prefixOnly = false
+		}
+	}
+	s.path = buildMatcher(rules, func(i int) bool { return !hasQuery[i] }, wildIndexMin)
+	if anyQuery {
+		m := buildMatcher(rules, func(i int) bool { return hasQuery[i] }, wildIndexMin)
+		s.query = &m
+	}
+	return s
+}
+
 // Robots returns a copy of the model the Policy was compiled from.
 func (p *Policy) Robots() *Robots {
 	return p.src.Clone()
 }
 
-// Result is the answer to a [Policy.Match] query.
+// Result is the answer to a [Policy.Match] or [Policy.MatchTarget] query.
 type Result struct {
 	// Allowed reports whether the agent may fetch the target.
 	Allowed bool
@@ -78,16 +179,23 @@ type Result struct {
 	// allowed) or the target is /robots.txt. It points into the Policy and
 	// must not be modified.
 	Rule *Rule
-	// CrawlDelay is the Crawl-delay of the group that applied, 0 if none.
+	// CrawlDelay is the agent's Crawl-delay, 0 if none.
 	CrawlDelay time.Duration
+	// Ambiguous is set when the two readings of the file's groups (see
+	// [Reading]) answer differently for the target; the answer is then the
+	// allowing one.
+	Ambiguous bool
 }
 
 // maxStackTarget is the size of the buffer Match normalises a target into
 // without allocating; longer targets that need normalising allocate.
 const maxStackTarget = 1024
 
-// Match reports whether a crawler may fetch target, a request target such
-// as "/path?query" (see [TargetOf] for URLs), and which rule decided.
+// Match answers as RFC 9309 and Google's reference parser read the file:
+// whether a crawler may fetch target, a request target such as
+// "/path?query" (see [TargetOf] for URLs), and which rule decided. It is
+// the answer a polite crawler computes; enforcement uses
+// [Policy.MatchTarget], which also reads the target as a backend does.
 //
 // tokens are the crawler's product tokens, most specific first, e.g.
 // {"googlebot-image", "googlebot"}: the first token that a group names
@@ -98,7 +206,7 @@ const maxStackTarget = 1024
 // The longest matching pattern decides and Allow wins a tie; with no
 // matching rule the target is allowed. /robots.txt is always allowed (RFC
 // 9309 section 2.2.2). Target and patterns are compared in the normal form
-// of [NormalizeTarget].
+// of [NormalizeTarget]. Groups are read as [GoogleReading] says.
 //
 // Match does not allocate unless the target needs normalising and is longer
 // than 1 KiB.
@@ -106,14 +214,144 @@ func (p *Policy) Match(tokens []string, target string) Result {
 	g, res := p.start(tokens)
 	switch {
 	case g == nil:
-	case !isCanonicalTarget(target):
+	case !isNormalTarget(target):
 		// Kept out of line: the buffer would otherwise be zeroed on every
 		// call, which costs more than the match itself.
 		g.matchNormalized(&res, target)
 	default:
-		g.matchCanonical(&res, target)
+		g.matchNormal(&res, target)
 	}
 	return res
+}
+
+// MatchTarget is the match for enforcement: whether the crawler may fetch
+// the resource the request names, from a [ParseTarget] result. It departs
+// from [Policy.Match] in three ways, each so that a rogue crawler cannot
+// reach what robots.txt disallows by how it spells the request, while a
+// crawler that follows RFC 9309 is refused only in the second case:
+//
+//   - Every spelling of t counts: a rule that refuses one of its variants
+//     refuses the request.
+//   - A query never turns a disallowed resource into an allowed one: the
+//     rules without '?' are also matched against the path alone, where a
+//     final '$' anchors the end of the path. "Disallow: /*.pdf$" refuses
+//     "/report.pdf?x=1", and "Allow: /*.css$" does not allow
+//     "/admin.html?.css" past "Disallow: /admin". A rule with '?', such as
+//     "Allow: /search?q=", still decides for the targets it names.
+//   - Where the two readings of the file's groups differ (see [Reading]),
+//     the request is refused only when both refuse it.
+//
+// MatchTarget does not allocate.
+func (p *Policy) MatchTarget(tokens []string, t *Target) Result {
+	return p.MatchReading(tokens, t, BothReadings)
+}
+
+// MatchReading is [Policy.MatchTarget] with the file's groups read as r
+// says, for tools that show both readings.
+func (p *Policy) MatchReading(tokens []string, t *Target, r Reading) Result {
+	g, res := p.start(tokens)
+	if g == nil {
+		return res
+	}
+	var c *crule
+	switch {
+	case g.google == nil || r == SplitReading:
+		c = g.split.decideTarget(t)
+	case r == GoogleReading:
+		c = g.google.decideTarget(t)
+	default:
+		c = g.split.decideTarget(t)
+		o := g.google.decideTarget(t)
+		if allows(c) != allows(o) {
+			res.Ambiguous = true
+			if allows(o) {
+				c = o
+			}
+		}
+	}
+	if c != nil {
+		res.Allowed, res.Rule = c.allow, c.rule
+	}
+	return res
+}
+
+func allows(c *crule) bool { return c == nil || c.allow }
+
+// decideTarget returns the rule that decides for t: the first rule that
+// refuses one of its spellings, else the rule that decides for its normal
+// form, or nil.
+func (s *ruleSet) decideTarget(t *Target) *crule {
+	first := s.decide(t.Normal)
+	if !allows(first) {
+		return first
+	}
+	for i := 1; i < t.spellings(); i++ {
+		if c := s.decide(t.spelling(i)); !allows(c) {
+			return c
+		}
+	}
+	return first
+}
+
+// decide returns the rule that decides for the resource the normal target t
+// names, or nil: the rule that decides for t as RFC 9309 reads it when it
+// refuses; else, for a target with a query, the rule that decides when the
+// rules without '?' are matched against the path alone, when it refuses;
+// else the former.
+func (s *ruleSet) decide(t string) *crule {
+	if isRobotsTxt(t) {
+		return nil
+	}
+	q := strings.IndexByte(t, '?')
+	if q < 0 {
+		return s.path.best(t) // a rule with '?' cannot match
+	}
+	var qr *crule
+	if s.query != nil {
+		qr = s.query.best(t)
+	}
+	whole := better(s.path.best(t), qr)
+	if !allows(whole) || s.prefixOnly {
+		return whole
+	}
+	if res := better(s.path.best(t[:q]), qr); !allows(res) {
+		return res
+	}
+	return whole
+}
+
+// rfc returns the rule that decides for the normal target t as RFC 9309
+// reads it, or nil.
+func (s *ruleSet) rfc(t string) *crule {
+	c := s.path.best(t)
+	if s.query != nil && strings.IndexByte(t, '?') >= 0 {
+		c = better(c, s.query.best(t))
+	}
+	return c
+}
+
+// better returns the rule that wins between a and b (either may be nil):
+// the longer pattern, then Allow, then the earlier rule.
+func better(a, b *crule) *crule {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	case a.prio != b.prio:
+		if a.prio > b.prio {
+			return a
+		}
+		return b
+	case a.allow != b.allow:
+		if a.allow {
+			return a
+		}
+		return b
+	case b.order < a.order:
+		return b
+	}
+	return a
 }
 
 // start selects the group for tokens and the result before any rule: the
@@ -125,74 +363,6 @@ func (p *Policy) start(tokens []string) (*group, Result) {
 		return nil, Result{Allowed: true}
 	}
 	return g, Result{Allowed: true, Agent: g.agent, CrawlDelay: g.crawlDelay}
-}
-
-// MatchNormal is [Policy.Match] for a target already in the normal form of
-// [NormalizeTarget], for callers that match one target against several
-// policies and normalise it once. The result is undefined for other targets.
-func (p *Policy) MatchNormal(tokens []string, target string) Result {
-	g, res := p.start(tokens)
-	if g != nil {
-		g.matchCanonical(&res, target)
-	}
-	return res
-}
-
-// MatchResource is [Policy.MatchNormal] for enforcement: it answers for the
-// resource rather than the exact URL. When no rule matches a target that has
-// a query, the path alone is matched too, because a backend serves the same
-// resource for "/report.html?x=1" as for "/report.html": as RFC 9309 reads
-// it, "Disallow: /report.html$" does not match the former. A rule that
-// matches the whole target, such as "Allow: /search?q=", still decides. Only
-// groups with '$' rules need the second match, since any other pattern that
-// matches a path also matches it with a query.
-func (p *Policy) MatchResource(tokens []string, target string) Result {
-	g, res := p.start(tokens)
-	if g == nil {
-		return res
-	}
-	if c := resourceRule(&g.m, g.anchors, target); c != nil {
-		res.Allowed, res.Rule = c.allow, c.rule
-	}
-	return res
-}
-
-// anchorMatcher compiles the rules that end in '$' (or anchor an index
-// page), or returns nil when there are none: only such a rule can match a
-// path and not the same path with a query.
-func anchorMatcher(rules []Rule) *matcher {
-	var anchored []Rule
-	for _, r := range rules {
-		if strings.HasSuffix(normalizePattern(r.Pattern), "$") || r.Allow && anchorsIndexPage(r.Pattern) {
-			anchored = append(anchored, r)
-		}
-	}
-	if len(anchored) == 0 {
-		return nil
-	}
-	m := newMatcher(anchored)
-	return &m
-}
-
-// resourceRule returns the rule that decides for the resource a target in
-// normal form names, as [Policy.MatchResource] reads it, or nil: the rules
-// of m against the whole target, then, when none matches and the target has
-// a query, the anchored rules against its path.
-func resourceRule(m, anchors *matcher, t string) *crule {
-	if isRobotsTxt(t) {
-		return nil
-	}
-	if i := m.match(t); i >= 0 {
-		return &m.rules[i]
-	}
-	if anchors != nil {
-		if q := strings.IndexByte(t, '?'); q >= 0 {
-			if i := anchors.match(t[:q]); i >= 0 {
-				return &anchors.rules[i]
-			}
-		}
-	}
-	return nil
 }
 
 // anchorsIndexPage reports whether an Allow pattern also allows its
@@ -214,18 +384,20 @@ func IsRobotsTxt(target string) bool {
 //go:noinline
 func (g *group) matchNormalized(res *Result, target string) {
 	var buf [maxStackTarget]byte
-	g.matchCanonical(res, normalizeTargetInto(buf[:], target))
+	g.matchNormal(res, normalizeTargetInto(buf[:], target))
 }
 
-// matchCanonical matches a target that is already in normal form.
-func (g *group) matchCanonical(res *Result, t string) {
+// matchNormal matches a target in normal form as [Policy.Match] does.
+func (g *group) matchNormal(res *Result, t string) {
 	if isRobotsTxt(t) {
 		return
 	}
-	if i := g.m.match(t); i >= 0 {
-		c := &g.m.rules[i]
-		res.Allowed = c.allow
-		res.Rule = c.rule
+	s := &g.split
+	if g.google != nil {
+		s = g.google
+	}
+	if c := s.rfc(t); c != nil {
+		res.Allowed, res.Rule = c.allow, c.rule
 	}
 }
 
@@ -238,7 +410,7 @@ func isRobotsTxt(t string) bool {
 // global group, else nil.
 func (p *Policy) lookup(tokens []string) *group {
 	for _, t := range tokens {
-		if isCanonicalToken(t) {
+		if isNormalToken(t) {
 			if g := p.byToken[t]; g != nil {
 				return g
 			}

@@ -12,8 +12,13 @@
 //     [Policy.Match] queries in time proportional to the length of the
 //     request target and without allocating. A Policy is safe for
 //     concurrent use.
-//   - [Robots.Generate], which writes a model back as canonical robots.txt
+//   - [Robots.Generate], which writes a model back as standard robots.txt
 //     text that parses to the same answers.
+//
+// The enforcement path is [ParseTarget], which reads a request target once
+// (its normal form and the other spellings a backend serves alike), and
+// [Policy.MatchTarget]. [Policy.Match] is the answer a polite crawler
+// computes.
 //
 // robotsguard deliberately departs from the reference parser where
 // enforcement needs it; each departure is documented where it is
@@ -28,8 +33,15 @@
 //     path.
 //   - A product token is the leading run of letters, digits, "_" and "-",
 //     lower-cased ([ProductToken]); tokens are never matched by prefix.
-//   - A Sitemap line does not end a run of User-agent lines (RFC 9309
-//     section 2.2.4), whereas the reference parser starts a new group.
+//   - For enforcement ([Policy.MatchTarget]), every spelling of a target
+//     that a backend serves alike counts, and a query never turns a
+//     disallowed resource into an allowed one: a pattern without '?' is
+//     also matched against the path alone.
+//   - Where a line other than Allow and Disallow stands between User-agent
+//     lines, Google's reference parser (and RFC 9309) keep one group and
+//     Scrapy's protego and temoto start a new one, at Sitemap lines too;
+//     both readings are compiled ([Reading]) and MatchTarget refuses only
+//     what both refuse. Match answers as Google's parser does.
 //
 // [RFC 9309]: https://www.rfc-editor.org/rfc/rfc9309.html
 // [google/robotstxt]: https://github.com/google/robotstxt

@@ -5,45 +5,113 @@ import (
 	"testing"
 )
 
-// refAllowed is a plain, obviously-correct matcher over the parsed model: it
-// selects the groups for the first token that has one (else "*"), tries every
-// rule with a textbook wildcard matcher and keeps the longest match, Allow
-// winning ties. The compiled matcher must always agree with it.
-func refAllowed(r *Robots, tokens []string, target string) (allowed bool, line int) {
+// googleRules reads robots.txt line by line as Google's reference parser
+// does (robots.cc, RobotsMatcher): a run of User-agent lines ends only at
+// an Allow or Disallow line, the rules of every run that names the agent
+// apply, and those of the "*" runs only when no run names it. It shares
+// nothing with Parse but the reading of one line (keys, typos, comments),
+// so that it checks the grouping.
+func googleRules(robots string, tokens []string) []Rule {
+	s := robots
+	for _, bom := range []string{"\xEF\xBB\xBF", "\xEF\xBB", "\xEF"} {
+		if strings.HasPrefix(s, bom) {
+			s = s[len(bom):]
+			break
+		}
+	}
+	if len(s) > MaxSize {
+		return nil // not needed for the fuzzers' inputs
+	}
+	want := ""
+	for _, tok := range tokens {
+		if pt := ProductToken(tok); pt != "" {
+			want = pt
+			break
+		}
+	}
+	var specific, global []Rule
+	seenSep, inSpecific, inGlobal, ever := false, false, false, false
+	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n"), "\n")
+	for num, line := range lines {
+		if len(line) > maxLineLen {
+			line = line[:maxLineLen]
+		}
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		key, value, ok := splitKeyValue(trimSpace(line))
+		if !ok {
+			continue
+		}
+		switch kind, _, _ := classifyKey(key); kind {
+		case kindUserAgent:
+			if seenSep {
+				inSpecific, inGlobal, seenSep = false, false, false
+			}
+			switch tok := (Agent{Name: value}).Token(); {
+			case tok == "*":
+				inGlobal = true
+			case tok != "" && tok == want:
+				inSpecific, ever = true, true
+			}
+		case kindAllow, kindDisallow:
+			if !inSpecific && !inGlobal {
+				continue
+			}
+			seenSep = true
+			r := Rule{Allow: kind == kindAllow, Pattern: value, Line: num + 1}
+			if inSpecific {
+				specific = append(specific, r)
+			} else {
+				global = append(global, r)
+			}
+		}
+	}
+	if ever {
+		return specific
+	}
+	return global
+}
+
+// splitRules returns the rules of the groups of the parsed model that apply
+// to tokens, as SplitReading reads them.
+func splitRules(r *Robots, tokens []string) []Rule {
+	for _, tok := range tokens {
+		if pt := ProductToken(tok); pt != "" {
+			if rules, found := modelRules(r, pt); found {
+				return rules
+			}
+		}
+	}
+	rules, _ := modelRules(r, "*")
+	return rules
+}
+
+func modelRules(r *Robots, tok string) (rules []Rule, found bool) {
+	for _, g := range r.Groups {
+		if g.names(tok) {
+			rules = append(rules, g.Rules...)
+			found = true
+		}
+	}
+	return rules, found
+}
+
+// refAllowed is a plain, obviously-correct matcher: it tries every rule
+// with a textbook wildcard matcher against the normalised target and keeps
+// the longest match, Allow winning ties. The compiled matcher must always
+// agree with it.
+func refAllowed(rules []Rule, target string) (allowed bool, line int) {
 	t := NormalizeTarget(target)
 	if t == "/robots.txt" || strings.HasPrefix(t, "/robots.txt?") {
 		return true, 0
 	}
-	var rules []Rule
-	found := false
-	for _, tok := range tokens {
-		pt := ProductToken(tok)
-		if pt == "" {
-			continue
-		}
-		for _, g := range r.Groups {
-			for _, a := range g.Agents {
-				if a.Token() == pt {
-					rules = append(rules, g.Rules...)
-					found = true
-					break
-				}
-			}
-		}
-		if found {
-			break
-		}
-	}
-	if !found {
-		for _, g := range r.Groups {
-			for _, a := range g.Agents {
-				if a.Token() == "*" {
-					rules = append(rules, g.Rules...)
-					break
-				}
-			}
-		}
-	}
+	return refMatch(rules, t, t)
+}
+
+// refMatch matches the rules whose pattern has no '?' against path and
+// those with one against t.
+func refMatch(rules []Rule, path, t string) (allowed bool, line int) {
 	best, bestAllow, bestLine := -1, false, 0
 	for _, rule := range rules {
 		np := normalizePattern(rule.Pattern)
@@ -54,8 +122,12 @@ func refAllowed(r *Robots, tokens []string, target string) (allowed bool, line i
 		if s := strings.LastIndexByte(np, '/'); rule.Allow && s >= 0 && strings.HasPrefix(np[s:], "/index.htm") {
 			cands = append(cands, np[:s+1]+"$")
 		}
+		subject := path
+		if strings.Contains(np, "?") {
+			subject = t
+		}
 		for _, c := range cands {
-			if !globMatch(c, t) {
+			if !globMatch(c, subject) {
 				continue
 			}
 			if len(c) > best || len(c) == best && rule.Allow && !bestAllow {
@@ -67,6 +139,32 @@ func refAllowed(r *Robots, tokens []string, target string) (allowed bool, line i
 		return true, 0
 	}
 	return bestAllow, bestLine
+}
+
+// refEnforce is MatchTarget's reference: a spelling is refused when the
+// rules refuse it as RFC 9309 reads it or when the rules without '?'
+// refuse its path (with the rules with '?' against the whole target); a
+// target is refused when a spelling is; and the file refuses when both
+// readings of its groups refuse.
+func refEnforce(robots string, tokens []string, t *Target) bool {
+	refuses := func(rules []Rule) bool {
+		for i := 0; i < t.spellings(); i++ {
+			s := t.spelling(i)
+			if IsRobotsTxt(s) {
+				continue
+			}
+			if ok, _ := refMatch(rules, s, s); !ok {
+				return true
+			}
+			if path, _, q := strings.Cut(s, "?"); q {
+				if ok, _ := refMatch(rules, path, s); !ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return refuses(googleRules(robots, tokens)) && refuses(splitRules(Parse([]byte(robots)), tokens))
 }
 
 // globMatch reports whether pattern p matches a prefix of s: '*' matches any
@@ -141,26 +239,38 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// FuzzMatch: the compiled matcher agrees with refAllowed, for whole files.
+// FuzzMatch: Match agrees with refAllowed over the rules that Google's
+// reading of the lines gives the agent, for whole files; and MatchTarget
+// agrees with refEnforce.
 func FuzzMatch(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s.robots, s.agent, s.target)
 	}
 	f.Fuzz(func(t *testing.T, robots, agent, target string) {
+		if len(robots) > MaxSize {
+			return
+		}
 		r := Parse([]byte(robots))
 		p := Compile(r)
 		res := p.Match([]string{agent}, target)
-		if n := p.MatchNormal([]string{agent}, NormalizeTarget(target)); n != res {
-			t.Fatalf("MatchNormal(%q) = %+v, Match = %+v", target, n, res)
+		if n := p.Match([]string{agent}, NormalizeTarget(target)); n != res {
+			t.Fatalf("Match(%q) = %+v, Match of its normal form = %+v", target, res, n)
 		}
-		want, line := refAllowed(r, []string{agent}, target)
+		rules := googleRules(robots, []string{agent})
+		want, line := refAllowed(rules, target)
 		if res.Allowed != want {
 			t.Fatalf("Match(%q, %q) = %v (rule %v), reference says %v (line %d)\nrobots.txt:\n%s", agent, target, res.Allowed, res.Rule, want, line, robots)
 		}
-		if res.Rule != nil && res.Rule.Line != line && want == res.Allowed {
+		if res.Rule != nil && res.Rule.Line != line {
 			// Several rules may tie; the deciding one must at least tie.
-			if ok, _ := refAllowed(&Robots{Groups: []*Group{{Agents: []Agent{{Name: "*"}}, Rules: []Rule{*res.Rule}}}}, nil, target); ok != res.Allowed {
+			if ok, _ := refAllowed([]Rule{*res.Rule}, target); ok != res.Allowed {
 				t.Fatalf("Match(%q, %q) names rule %v, which does not decide that way", agent, target, res.Rule)
+			}
+		}
+		if pt, err := ParseTarget(target); err == nil {
+			got := p.MatchTarget([]string{agent}, &pt).Allowed
+			if want := !refEnforce(robots, []string{agent}, &pt); got != want {
+				t.Fatalf("MatchTarget(%q, %q %q) = %v, reference says %v\nrobots.txt:\n%s", agent, pt.Normal, pt.Variants, got, want, robots)
 			}
 		}
 	})
@@ -188,13 +298,13 @@ func FuzzMatchRules(f *testing.F) {
 		}
 		r := Parse([]byte(b.String()))
 		got := Compile(r).Match(nil, target).Allowed
-		if want, _ := refAllowed(r, nil, target); got != want {
+		if want, _ := refAllowed(googleRules(b.String(), nil), target); got != want {
 			t.Fatalf("Match(%q) = %v, reference says %v\nrobots.txt:\n%s", target, got, want, b.String())
 		}
 		// The bigram index of wildcard rules picks what trying them in
 		// turn picks.
 		if len(r.Groups) == 1 {
-			indexed, linear := buildMatcher(r.Groups[0].Rules, 1), buildMatcher(r.Groups[0].Rules, 1<<30)
+			indexed, linear := buildMatcher(r.Groups[0].Rules, nil, 1), buildMatcher(r.Groups[0].Rules, nil, 1<<30)
 			nt := NormalizeTarget(target)
 			if i, l := indexed.match(nt), linear.match(nt); ruleAt(&indexed, i) != ruleAt(&linear, l) {
 				t.Fatalf("target %q: indexed picks %v, linear %v\nrobots.txt:\n%s", nt, ruleAt(&indexed, i), ruleAt(&linear, l), b.String())
@@ -229,6 +339,15 @@ func FuzzRoundTrip(f *testing.F) {
 				x, y := p1.Match([]string{a}, tg), p2.Match([]string{a}, tg)
 				if x.Allowed != y.Allowed || x.Agent != y.Agent || x.CrawlDelay != y.CrawlDelay {
 					t.Fatalf("Match(%q, %q): original %+v, round trip %+v\noriginal:\n%s\ngenerated:\n%s", a, tg, x, y, robots, gen)
+				}
+				pt, err := ParseTarget(NormalizeTarget(tg))
+				if err != nil {
+					continue
+				}
+				for _, rd := range []Reading{SplitReading, BothReadings} {
+					if x, y := p1.MatchReading([]string{a}, &pt, rd), p2.MatchReading([]string{a}, &pt, rd); x.Allowed != y.Allowed {
+						t.Fatalf("MatchReading(%q, %q, %v): original %+v, round trip %+v\noriginal:\n%s\ngenerated:\n%s", a, tg, rd, x, y, robots, gen)
+					}
 				}
 			}
 		}

@@ -5,16 +5,20 @@ import (
 	"strings"
 )
 
-// Generate writes r as canonical robots.txt text: deterministic, with keys
-// in their canonical spelling (typos corrected), and round-trip safe:
-// parsing the output gives the same answer as r for every query.
+// Generate writes r as standard robots.txt text: deterministic, with keys
+// in their standard spelling (typos corrected), and round-trip safe:
+// parsing the output gives the same answer as r for every query, in both
+// readings of the groups (see [Reading]).
 //
 // The layout is: file-wide fields that must precede the groups (QueryParam
 // defaults and unknown fields), then each group with its User-agent lines,
 // its other fields and its rules, groups separated by a blank line, then
-// Sitemap, Host, Domain and IndexPage. A group with neither rules nor fields
-// gets an empty "Disallow:" line, which allows everything as the empty group
-// did but keeps the next group's User-agent lines from joining it. Rules that
+// Sitemap, Host, Domain and IndexPage. A group that joins the next one in
+// Google's reading ([Group.JoinNext]) keeps the line that ended it: its own
+// fields, or the Sitemap, Host, Domain or IndexPage line that stood there.
+// Any other group without rules that another group follows gets an empty
+// "Disallow:" line, which allows everything as the group did but keeps the
+// next group's User-agent lines from joining it in any reading. Rules that
 // stood before any User-agent line had no effect and are written as
 // comments.
 func (r *Robots) Generate() []byte {
@@ -31,15 +35,31 @@ func (r *Robots) Generate() []byte {
 			writeLine(&b, f.Key, f.Value)
 		}
 	}
+	var groups []*Group
 	for _, g := range r.Groups {
-		if len(g.Agents) == 0 {
-			continue // applies to no crawler
+		if len(g.Agents) > 0 {
+			groups = append(groups, g) // a group without agents applies to no crawler
 		}
+	}
+	for i, g := range groups {
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
 		for _, a := range g.Agents {
 			writeLine(&b, KeyUserAgent, a.Name)
+		}
+		if g.JoinNext && len(g.Fields) == 0 && i+1 < len(groups) {
+			// Write the file-wide lines that ended the group where they
+			// stood.
+			kept := tail[:0]
+			for _, f := range tail {
+				if g.Line < f.Line && f.Line < groups[i+1].Line {
+					writeLine(&b, f.Key, f.Value)
+				} else {
+					kept = append(kept, f)
+				}
+			}
+			tail = kept
 		}
 		for _, f := range g.Fields {
 			writeLine(&b, f.Key, f.Value)
@@ -47,7 +67,7 @@ func (r *Robots) Generate() []byte {
 		for _, rule := range g.Rules {
 			writeLine(&b, rule.Verb(), escapePatternText(rule.Pattern))
 		}
-		if len(g.Rules) == 0 && len(g.Fields) == 0 {
+		if len(g.Rules) == 0 && !g.JoinNext && (len(g.Fields) == 0 || i+1 < len(groups)) {
 			writeLine(&b, KeyDisallow, "")
 		}
 	}

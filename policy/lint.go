@@ -41,6 +41,9 @@ type Diagnostic struct {
 	Line int
 	// Severity ranks the finding.
 	Severity Severity
+	// Code names the kind of finding; it is stable, so that tests and tools
+	// need not match the message.
+	Code Code
 	// Message says what is wrong and what robotsguard made of it.
 	Message string
 }
@@ -49,6 +52,78 @@ type Diagnostic struct {
 func (d Diagnostic) String() string {
 	return fmt.Sprintf("%d: %s: %s", d.Line, d.Severity, d.Message)
 }
+
+// Code names a kind of [Diagnostic]. The values are stable.
+type Code string
+
+// Diagnostic codes.
+const (
+	// CodeHTML: the content is an HTML or XML page (an error page served as
+	// robots.txt). Error.
+	CodeHTML Code = "html"
+	// CodeBinary: the content is binary data. Error.
+	CodeBinary Code = "binary"
+	// CodeTruncated: the file is longer than [MaxSize]; the message names
+	// the groups and rules that are lost.
+	CodeTruncated Code = "truncated"
+	// CodeLongLine: a line is longer than the reference parser reads.
+	CodeLongLine Code = "long-line"
+	// CodeNoRules: the file has no Allow or Disallow line in any group:
+	// every crawler may fetch everything.
+	CodeNoRules Code = "no-rules"
+	// CodeNotAField: a line that is no "key: value" field is ignored.
+	CodeNotAField Code = "not-a-field"
+	// CodeMissingColon: a field without ':' is read anyway.
+	CodeMissingColon Code = "missing-colon"
+	// CodeTypo: a misspelled key that the reference parser accepts
+	// ("Diasllow") is read as the key it stands for.
+	CodeTypo Code = "typo"
+	// CodeLikelyTypo: an unknown key that is probably a misspelling of a
+	// known one ("Alow") is ignored, as the reference parser ignores it.
+	CodeLikelyTypo Code = "likely-typo"
+	// CodeKeyPrefix: a key read by its start ("Disallowed" as Disallow).
+	CodeKeyPrefix Code = "key-prefix"
+	// CodeUnknownField: a field robots.txt does not define; kept, no effect.
+	CodeUnknownField Code = "unknown-field"
+	// CodeBeforeAgent: a rule or Crawl-delay before any User-agent line has
+	// no effect.
+	CodeBeforeAgent Code = "before-agent"
+	// CodeSplitGroup: a line between User-agent lines that mainstream
+	// parsers read differently (see [Reading]).
+	CodeSplitGroup Code = "split-group"
+	// CodeBlankInGroup: a blank line between User-agent lines (RFC 9309
+	// keeps one group).
+	CodeBlankInGroup Code = "blank-in-group"
+	// CodeAgentNoToken: a User-agent value without a product token.
+	CodeAgentNoToken Code = "agent-no-token"
+	// CodeAgentGlobal: a User-agent value read as "*".
+	CodeAgentGlobal Code = "agent-global"
+	// CodeAgentWildcard: a '*' in a User-agent value other than "*".
+	CodeAgentWildcard Code = "agent-wildcard"
+	// CodeAgentSuffix: a User-agent value with more than its product token.
+	CodeAgentSuffix Code = "agent-suffix"
+	// CodeEmptyGroup: a group without rules, which allows everything.
+	CodeEmptyGroup Code = "empty-group"
+	// CodeBadPattern: a pattern that never matches.
+	CodeBadPattern Code = "bad-pattern"
+	// CodeBadCrawlDelay: a Crawl-delay that is not a number of seconds.
+	CodeBadCrawlDelay Code = "bad-crawl-delay"
+	// CodeSecondCrawlDelay: a second Crawl-delay in one group.
+	CodeSecondCrawlDelay Code = "second-crawl-delay"
+	// CodeBadQueryParam: a QueryParam item that cannot be read.
+	CodeBadQueryParam Code = "bad-queryparam"
+	// CodeDuplicateRule: a rule that repeats another.
+	CodeDuplicateRule Code = "duplicate-rule"
+	// CodeShadowedRule: a rule that another always beats.
+	CodeShadowedRule Code = "shadowed-rule"
+	// CodeBadURL: a Sitemap or Domain value that is no absolute http(s)
+	// URL.
+	CodeBadURL Code = "bad-url"
+	// CodeBadIndexPage: an IndexPage value that is no file name.
+	CodeBadIndexPage Code = "bad-indexpage"
+	// CodeManyHosts: more than one Host line.
+	CodeManyHosts Code = "many-hosts"
+)
 
 // FileError is returned by [Robots.Err] for a file that must not replace a
 // good policy.
@@ -84,29 +159,29 @@ func (r *Robots) Err() error {
 // robots.txt at all.
 func (r *Robots) Lint() []Diagnostic {
 	ds := append([]Diagnostic(nil), r.diags...)
-	add := func(line int, sev Severity, format string, args ...any) {
-		ds = append(ds, Diagnostic{Line: line, Severity: sev, Message: fmt.Sprintf(format, args...)})
+	add := func(line int, sev Severity, code Code, format string, args ...any) {
+		ds = append(ds, Diagnostic{Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
 	}
 	for _, g := range r.Groups {
 		for _, a := range g.Agents {
 			tok := a.Token()
 			switch {
 			case tok == "":
-				add(a.Line, Warning, "user-agent %q has no product token and names no crawler", clip(a.Name))
+				add(a.Line, Warning, CodeAgentNoToken, "user-agent %q has no product token and names no crawler", clip(a.Name))
 			case tok == "*" && a.Name != "*":
-				add(a.Line, Warning, "user-agent %q is read as \"*\"", clip(a.Name))
+				add(a.Line, Warning, CodeAgentGlobal, "user-agent %q is read as \"*\"", clip(a.Name))
 			case tok != "*" && strings.Contains(a.Name, "*"):
-				add(a.Line, Warning, "wildcard in user-agent %q has no meaning: it names the product token %q", clip(a.Name), tok)
+				add(a.Line, Warning, CodeAgentWildcard, "wildcard in user-agent %q has no meaning: it names the product token %q", clip(a.Name), tok)
 			case tok != "*" && len(tok) != len(a.Name):
-				add(a.Line, Info, "user-agent %q names the product token %q; the rest is ignored", clip(a.Name), tok)
+				add(a.Line, Info, CodeAgentSuffix, "user-agent %q names the product token %q; the rest is ignored", clip(a.Name), tok)
 			}
 		}
-		if len(g.Rules) == 0 && len(g.Fields) == 0 {
-			add(g.Line, Warning, "group for %s has no rules: it allows everything, and the \"*\" group does not apply to it", agentList(g))
+		if len(g.Rules) == 0 && len(g.Fields) == 0 && !g.JoinNext {
+			add(g.Line, Warning, CodeEmptyGroup, "group for %s has no rules: it allows everything, and the \"*\" group does not apply to it", agentList(g))
 		}
 		for _, rule := range g.Rules {
 			if p := rule.Pattern; p != "" && p[0] != '/' && p[0] != '*' {
-				add(rule.Line, Warning, "pattern %q does not start with '/' or '*' and never matches", clip(p))
+				add(rule.Line, Warning, CodeBadPattern, "pattern %q does not start with '/' or '*' and never matches", clip(p))
 			}
 		}
 		delays := 0
@@ -114,16 +189,16 @@ func (r *Robots) Lint() []Diagnostic {
 			switch f.Key {
 			case KeyCrawlDelay:
 				if _, err := parseDelay(f.Value); err != nil {
-					add(f.Line, Warning, "Crawl-delay %q is not a number of seconds and is ignored", clip(f.Value))
+					add(f.Line, Warning, CodeBadCrawlDelay, "Crawl-delay %q is not a number of seconds and is ignored", clip(f.Value))
 				} else if delays++; delays > 1 {
-					add(f.Line, Warning, "second Crawl-delay in the group is ignored")
+					add(f.Line, Warning, CodeSecondCrawlDelay, "second Crawl-delay in the group is ignored")
 				}
 			case KeyQueryParam:
 				if err := parseQueryParams(&queryRules{}, []string{f.Value}); err != nil {
-					add(f.Line, Warning, "%v; the item is ignored", err)
+					add(f.Line, Warning, CodeBadQueryParam, "%v; the item is ignored", err)
 				}
 			default:
-				add(f.Line, Info, "unknown field %q is kept but has no effect", clip(f.Key))
+				r.unknownField(add, f)
 			}
 		}
 	}
@@ -132,26 +207,127 @@ func (r *Robots) Lint() []Diagnostic {
 		switch f.Key {
 		case KeySitemap, KeyDomain:
 			if u, err := url.Parse(f.Value); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-				add(f.Line, Warning, "%s %q is not an absolute http(s) URL", f.Key, clip(f.Value))
+				add(f.Line, Warning, CodeBadURL, "%s %q is not an absolute http(s) URL", f.Key, clip(f.Value))
 			}
 		case KeyIndexPage:
 			if !validIndexPage(f.Value) {
-				add(f.Line, Warning, "IndexPage %q must be a file name such as index.html", clip(f.Value))
+				add(f.Line, Warning, CodeBadIndexPage, "IndexPage %q must be a file name such as index.html", clip(f.Value))
 			}
 		case KeyQueryParam:
 			if err := parseQueryParams(&queryRules{}, []string{f.Value}); err != nil {
-				add(f.Line, Warning, "%v; the item is ignored", err)
+				add(f.Line, Warning, CodeBadQueryParam, "%v; the item is ignored", err)
 			}
 		case KeyAllow, KeyDisallow, KeyCrawlDelay, KeyHost:
 		default:
-			add(f.Line, Info, "unknown field %q is kept but has no effect", clip(f.Key))
+			r.unknownField(add, f)
 		}
 	}
 	if hosts := r.Values(KeyHost); len(hosts) > 1 {
-		add(r.fieldLine(KeyHost, 1), Warning, "more than one Host line; crawlers that read Host use the first")
+		add(r.fieldLine(KeyHost, 1), Warning, CodeManyHosts, "more than one Host line; crawlers that read Host use the first")
+	}
+	rules := 0
+	for _, g := range r.Groups {
+		rules += len(g.Rules)
+	}
+	if rules == 0 {
+		add(1, Info, CodeNoRules, "the file has no Allow or Disallow rules: every crawler may fetch everything")
 	}
 	sort.SliceStable(ds, func(i, j int) bool { return ds[i].Line < ds[j].Line })
+	if r.binary {
+		ds = summariseBinary(ds)
+	}
 	return ds
+}
+
+// summariseBinary keeps the errors and the size warning of a binary file's
+// diagnostics and replaces the rest, one per line of garbage, by a count.
+func summariseBinary(ds []Diagnostic) []Diagnostic {
+	var out []Diagnostic
+	n, first := 0, 0
+	for _, d := range ds {
+		if d.Severity == Error || d.Code == CodeTruncated {
+			out = append(out, d)
+			continue
+		}
+		if n == 0 {
+			first = d.Line
+		}
+		n++
+	}
+	if n > 0 {
+		out = append(out, Diagnostic{Line: first, Severity: Warning, Code: CodeNotAField,
+			Message: fmt.Sprintf("the content is binary data: %d findings from line %d on are not listed", n, first)})
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	}
+	return out
+}
+
+// extensionKeys are fields that some crawlers read although robots.txt does
+// not define them: they are not typos.
+var extensionKeys = map[string]bool{
+	"request-rate": true, "visit-time": true, "clean-param": true, "noindex": true, "nofollow": true,
+	"noarchive": true, "content-signal": true, "content-usage": true, "comment": true,
+	"robot-version": true, "cache-delay": true, "crawl-rate": true,
+}
+
+// standardKeys are the keys a likely typo is compared with.
+var standardKeys = []string{KeyUserAgent, KeyAllow, KeyDisallow, KeySitemap, KeyCrawlDelay, KeyHost, KeyQueryParam, KeyDomain, KeyIndexPage}
+
+// unknownField reports a field robots.txt does not define: as a likely typo
+// when its key is close to a standard one, else as unknown.
+func (r *Robots) unknownField(add func(int, Severity, Code, string, ...any), f Field) {
+	if k := likelyTypo(f.Key); k != "" {
+		add(f.Line, Warning, CodeLikelyTypo, "unknown field %q is probably a typo of %q; it is ignored, as the reference parser ignores it", clip(f.Key), k)
+		return
+	}
+	add(f.Line, Info, CodeUnknownField, "unknown field %q is kept but has no effect", clip(f.Key))
+}
+
+// likelyTypo returns the standard key that key probably misspells, or "".
+func likelyTypo(key string) string {
+	k := strings.ToLower(key)
+	if extensionKeys[k] || len(k) < 3 {
+		return ""
+	}
+	for _, s := range standardKeys {
+		limit := 1
+		if len(s) >= 7 {
+			limit = 2
+		}
+		if d := editDistance(k, strings.ToLower(s)); d > 0 && d <= limit {
+			return s
+		}
+	}
+	return ""
+}
+
+// editDistance is the optimal string alignment distance of a and b:
+// insertions, deletions, substitutions and swaps of adjacent bytes.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64
+	}
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 func (r *Robots) fieldLine(key string, n int) int {
@@ -209,10 +385,10 @@ func (r *Robots) lintShadowed() []Diagnostic {
 			}
 			reported[loser.rule.Line] = true
 			if winner.rule.Allow == loser.rule.Allow {
-				ds = append(ds, Diagnostic{Line: loser.rule.Line, Severity: Info,
+				ds = append(ds, Diagnostic{Line: loser.rule.Line, Severity: Info, Code: CodeDuplicateRule,
 					Message: fmt.Sprintf("%q repeats line %d (%q)", loser.rule.String(), winner.rule.Line, winner.rule.String())})
 			} else {
-				ds = append(ds, Diagnostic{Line: loser.rule.Line, Severity: Warning,
+				ds = append(ds, Diagnostic{Line: loser.rule.Line, Severity: Warning, Code: CodeShadowedRule,
 					Message: fmt.Sprintf("%q never decides: line %d (%q) matches the same paths and wins", loser.rule.String(), winner.rule.Line, winner.rule.String())})
 			}
 		}

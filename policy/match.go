@@ -39,6 +39,7 @@ type crule struct {
 	allow    bool
 	anchored bool     // wildcard rule ending in '$'
 	segs     []string // literal pieces between the wildcards
+	order    int32    // index of the rule in its rule set, for ties
 }
 
 // beats reports whether a wins over b: a longer pattern wins, and Allow wins
@@ -63,16 +64,15 @@ func (m *matcher) beats(a, b int32) bool {
 // they are indexed by bigram: below it, trying them in turn is cheaper.
 const wildIndexMin = 16
 
-func newMatcher(rules []Rule) matcher {
-	return buildMatcher(rules, wildIndexMin)
-}
-
-// buildMatcher compiles rules, indexing the wildcard rules of nodes that
-// hold at least indexMin of them.
-func buildMatcher(rules []Rule, indexMin int) matcher {
+// buildMatcher compiles the rules for which include (nil: all) is true,
+// indexing the wildcard rules of nodes that hold at least indexMin of them.
+func buildMatcher(rules []Rule, include func(i int) bool, indexMin int) matcher {
 	m := matcher{nodes: []node{{prefix: -1, exact: -1}}}
 	seen := map[string]bool{} // wildcard patterns compiled so far
 	for i := range rules {
+		if include != nil && !include(i) {
+			continue
+		}
 		r := &rules[i]
 		np := normalizePattern(r.Pattern)
 		if np == "" {
@@ -80,12 +80,12 @@ func buildMatcher(rules []Rule, indexMin int) matcher {
 			// never decides (RFC 9309 section 2.2.2, "Disallow:" allows all).
 			continue
 		}
-		m.add(r, np, seen)
+		m.add(r, int32(i), np, seen)
 		if r.Allow && anchorsIndexPage(r.Pattern) {
 			// As the reference parser does, "Allow: /dir/index.htm[l]" also
 			// allows "/dir/" itself.
 			s := strings.LastIndexByte(np, '/')
-			m.add(r, np[:s+1]+"$", seen)
+			m.add(r, int32(i), np[:s+1]+"$", seen)
 		}
 	}
 	for i := range m.nodes {
@@ -100,8 +100,8 @@ func buildMatcher(rules []Rule, indexMin int) matcher {
 
 // add compiles one normalised pattern of rule r. A wildcard pattern that
 // seen holds with the same verb is dropped: the earlier rule wins every tie.
-func (m *matcher) add(r *Rule, np string, seen map[string]bool) {
-	c := crule{rule: r, prio: int32(len(np)), allow: r.Allow}
+func (m *matcher) add(r *Rule, order int32, np string, seen map[string]bool) {
+	c := crule{rule: r, prio: int32(len(np)), allow: r.Allow, order: order}
 	idx := int32(len(m.rules))
 	star := strings.IndexByte(np, '*')
 	if star < 0 {
@@ -187,6 +187,15 @@ func commonPrefix(a, b string) int {
 		}
 	}
 	return n
+}
+
+// best returns the deciding rule for the normalised target t, or nil when
+// no rule matches.
+func (m *matcher) best(t string) *crule {
+	if i := m.match(t); i >= 0 {
+		return &m.rules[i]
+	}
+	return nil
 }
 
 // match returns the index of the deciding rule for the normalised target t,

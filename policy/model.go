@@ -25,6 +25,8 @@ type Robots struct {
 	diags []Diagnostic
 	// truncated is the number of bytes beyond MaxSize that were ignored.
 	truncated int
+	// binary is set for content that is binary data rather than text.
+	binary bool
 }
 
 // Group is one group of a robots.txt file: one or more User-agent lines and
@@ -40,6 +42,14 @@ type Group struct {
 	// Line is the line number of the group's first User-agent line, or 0 for
 	// a group that was added programmatically.
 	Line int
+	// JoinNext is set by [Parse] on a group without Allow or Disallow lines
+	// whose User-agent lines are followed by another line (Crawl-delay,
+	// Sitemap, Host, any unknown line) and then by the next group's
+	// User-agent lines. Google's reference parser and RFC 9309 read the two
+	// as one group ([GoogleReading]); Scrapy's protego and temoto read two
+	// ([SplitReading]). Groups holds them as two; [Compile] compiles both
+	// readings.
+	JoinNext bool
 }
 
 // Agent is the value of one User-agent line.
@@ -91,7 +101,7 @@ func (r Rule) String() string {
 
 // Field is any robots.txt line other than User-agent, Allow and Disallow.
 type Field struct {
-	// Key is the canonical spelling for the fields robotsguard knows
+	// Key is the standard spelling for the fields robotsguard knows
 	// (Sitemap, Crawl-delay, Host, QueryParam, Domain, IndexPage) and the
 	// key as written for any other field.
 	Key string
@@ -102,7 +112,7 @@ type Field struct {
 	Line int
 }
 
-// Canonical field names.
+// Standard field names.
 const (
 	KeyUserAgent  = "User-agent"
 	KeyAllow      = "Allow"
@@ -148,13 +158,13 @@ func parseDelay(v string) (time.Duration, error) {
 	return time.Duration(s * float64(time.Second)), nil
 }
 
-// Values returns the values of the group's fields with the given canonical
+// Values returns the values of the group's fields with the given standard
 // key, in file order.
 func (g *Group) Values(key string) []string {
 	return fieldValues(g.Fields, key)
 }
 
-// Values returns the values of the file-wide fields with the given canonical
+// Values returns the values of the file-wide fields with the given standard
 // key, in file order; r.Values(KeySitemap) lists the sitemaps.
 func (r *Robots) Values(key string) []string {
 	return fieldValues(r.Fields, key)
@@ -178,13 +188,15 @@ func (r *Robots) Clone() *Robots {
 		Fields:    append([]Field(nil), r.Fields...),
 		diags:     append([]Diagnostic(nil), r.diags...),
 		truncated: r.truncated,
+		binary:    r.binary,
 	}
 	for i, g := range r.Groups {
 		c.Groups[i] = &Group{
-			Agents: append([]Agent(nil), g.Agents...),
-			Rules:  append([]Rule(nil), g.Rules...),
-			Fields: append([]Field(nil), g.Fields...),
-			Line:   g.Line,
+			Agents:   append([]Agent(nil), g.Agents...),
+			Rules:    append([]Rule(nil), g.Rules...),
+			Fields:   append([]Field(nil), g.Fields...),
+			Line:     g.Line,
+			JoinNext: g.JoinNext,
 		}
 	}
 	return c
@@ -203,16 +215,29 @@ func (r *Robots) AddGroup(agents []string, rules ...Rule) *Group {
 
 // AddRulesToAll adds rules to every group, so that they bind every crawler
 // whatever group it obeys, and to a "*" group, which is added when the file
-// has none. The module uses it for trap paths.
+// has none. The module uses it for trap paths. A group that joins the next
+// one in Google's reading (see [Group.JoinNext]) is left as it is, since a
+// rule would end the join; its agents get the rules in a group of their own
+// at the end instead.
 func (r *Robots) AddRulesToAll(rules ...Rule) {
 	hasGlobal := false
+	var joined []string
 	for _, g := range r.Groups {
-		g.Rules = append(g.Rules, rules...)
+		if g.JoinNext {
+			for _, a := range g.Agents {
+				joined = append(joined, a.Name)
+			}
+		} else {
+			g.Rules = append(g.Rules, rules...)
+		}
 		for _, a := range g.Agents {
 			if a.Token() == "*" {
 				hasGlobal = true
 			}
 		}
+	}
+	if len(joined) > 0 {
+		r.AddGroup(joined, rules...)
 	}
 	if !hasGlobal {
 		r.AddGroup([]string{"*"}, rules...)

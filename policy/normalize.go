@@ -6,15 +6,16 @@ import (
 )
 
 // Character classes used by the normaliser. A byte is kept literally in the
-// canonical form when its class allows it; everything else is written as an
+// normal form when its class allows it; everything else is written as an
 // upper-case %XX escape. A %XX escape is decoded when the octet it stands for
 // may appear literally and decoding cannot change the meaning of the target.
 var (
-	pathLiteral  [256]bool // may appear unescaped in a canonical path
+	pathLiteral  [256]bool // may appear unescaped in a normal path
 	pathDecode   [256]bool // a %XX escape of this octet is decoded in a path
-	queryLiteral [256]bool // may appear unescaped in a canonical query
+	queryLiteral [256]bool // may appear unescaped in a normal query
 	queryDecode  [256]bool // a %XX escape of this octet is decoded in a query
 	plainPath    [256]bool // pathLiteral without '.', which needs a closer look
+	plainStrict  [256]bool // plainPath without '/' and ';', for isPlainTarget
 )
 
 func init() {
@@ -35,6 +36,9 @@ func init() {
 	}
 	plainPath = pathLiteral
 	plainPath['.'] = false
+	plainStrict = plainPath
+	plainStrict['/'] = false
+	plainStrict[';'] = false
 }
 
 const upperHex = "0123456789ABCDEF"
@@ -51,7 +55,7 @@ func unhex(c byte) (byte, bool) {
 	return 0, false
 }
 
-// NormalizeTarget returns the canonical form of a request target: a path with
+// NormalizeTarget returns the normal form of a request target: a path with
 // an optional "?query", as in an HTTP request line. Patterns are normalised
 // the same way when they are compiled, so that equivalent spellings of a
 // resource meet the same rules:
@@ -69,9 +73,9 @@ func unhex(c byte) (byte, bool) {
 //     "/public/../private" is "/private");
 //   - a target that does not start with '/' gets one.
 //
-// NormalizeTarget does not allocate when target is already canonical.
+// NormalizeTarget does not allocate when target is already in normal form.
 func NormalizeTarget(target string) string {
-	if isCanonicalTarget(target) {
+	if isNormalTarget(target) {
 		return target
 	}
 	return string(appendTarget(make([]byte, 0, len(target)+8), target))
@@ -80,28 +84,60 @@ func NormalizeTarget(target string) string {
 // normalizeTargetInto is NormalizeTarget writing into buf. The result aliases
 // buf when it fits, so buf must not be modified while the result is in use.
 func normalizeTargetInto(buf []byte, target string) string {
-	if isCanonicalTarget(target) {
+	if isNormalTarget(target) {
 		return target
 	}
 	b := appendTarget(buf[:0], target)
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// isCanonicalTarget reports whether NormalizeTarget would return s unchanged.
-func isCanonicalTarget(s string) bool {
+// isNormalTarget reports whether NormalizeTarget would return s unchanged.
+func isNormalTarget(s string) bool {
+	return scanTarget(s, &plainPath)
+}
+
+// isPlainTarget reports whether s is in normal form and no backend reads it
+// as another path: no empty segment ("//"), no ';' and no escaped '/', ”
+// or ';'. [ParseTarget] returns such a target as it is, without variants.
+func isPlainTarget(s string) bool {
+	return scanTarget(s, &plainStrict)
+}
+
+// scanTarget reports whether s is in normal form. plain is the table of
+// path octets that need no closer look: plainPath, or plainStrict, which
+// also sends '/' and ';' to the closer look and refuses what isPlainTarget
+// refuses.
+func scanTarget(s string, plain *[256]bool) bool {
 	if s == "" || s[0] != '/' {
 		return false
 	}
+	strict := plain == &plainStrict
 	i := 1
+path:
 	for ; i < len(s); i++ {
 		c := s[i]
-		if plainPath[c] {
+		if plain[c] {
 			continue // the common case: one table lookup per byte
 		}
-		if c == '?' {
-			break
-		}
-		if c != '.' {
+		switch c {
+		case '?':
+			break path
+		case '/':
+			if s[i-1] == '/' {
+				return false
+			}
+			continue
+		case ';':
+			return false // only plainStrict sends ';' here
+		case '%':
+			v, ok := upperEscape(s, i)
+			if !ok || pathDecode[v] || strict && (v == '/' || v == '\\' || v == ';') {
+				return false
+			}
+			i += 2
+			continue
+		case '.':
+		default:
 			return false
 		}
 		if s[i-1] == '/' {
@@ -115,14 +151,39 @@ func isCanonicalTarget(s string) bool {
 		}
 	}
 	for i++; i < len(s); i++ {
-		if !queryLiteral[s[i]] {
+		c := s[i]
+		if queryLiteral[c] {
+			continue
+		}
+		v, ok := upperEscape(s, i)
+		if c != '%' || !ok || queryDecode[v] {
 			return false
 		}
+		i += 2
 	}
 	return true
 }
 
-// appendTarget appends the canonical form of target to dst.
+// upperEscape reads the escape "%XX" at s[i] with upper-case hex digits, as
+// the normal form writes it.
+func upperEscape(s string, i int) (byte, bool) {
+	if i+2 >= len(s) {
+		return 0, false
+	}
+	hi, lo := s[i+1], s[i+2]
+	if !isUpperHex(hi) || !isUpperHex(lo) {
+		return 0, false
+	}
+	h, _ := unhex(hi)
+	l, _ := unhex(lo)
+	return h<<4 | l, true
+}
+
+func isUpperHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'A' <= c && c <= 'F'
+}
+
+// appendTarget appends the normal form of target to dst.
 func appendTarget(dst []byte, target string) []byte {
 	start := len(dst)
 	if target == "" || target[0] != '/' {
@@ -149,7 +210,7 @@ func indexByteFrom(b []byte, from int, c byte) int {
 	return -1
 }
 
-// normalizePattern returns the canonical form of an Allow or Disallow value.
+// normalizePattern returns the normal form of an Allow or Disallow value.
 // It is NormalizeTarget for patterns: '*' stays a wildcard and a final '$'
 // stays an anchor, while a '$' elsewhere is literal and written %24.
 // Dot-segments are removed only from the literal part before the first

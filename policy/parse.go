@@ -63,7 +63,7 @@ var keySpellings = []struct {
 	{"index-page", kindIndexPage, true, true},
 }
 
-var canonicalKey = [...]string{
+var keyName = [...]string{
 	kindUserAgent:  KeyUserAgent,
 	kindAllow:      KeyAllow,
 	kindDisallow:   KeyDisallow,
@@ -77,21 +77,21 @@ var canonicalKey = [...]string{
 
 // classifyKey returns the kind of key and, for a recognised key that is not
 // spelled exactly, the diagnostic to report.
-func classifyKey(key string) (fieldKind, string) {
+func classifyKey(key string) (fieldKind, Code, string) {
 	for _, s := range keySpellings {
 		if s.whole && len(key) != len(s.prefix) || !hasPrefixFold(key, s.prefix) {
 			continue
 		}
-		want := canonicalKey[s.kind]
+		want := keyName[s.kind]
 		switch {
 		case s.typo:
-			return s.kind, fmt.Sprintf("misspelled field %q read as %q", key, want)
+			return s.kind, CodeTypo, fmt.Sprintf("misspelled field %q read as %q", key, want)
 		case len(key) != len(s.prefix):
-			return s.kind, fmt.Sprintf("field %q read as %q (only its start is recognised)", key, want)
+			return s.kind, CodeKeyPrefix, fmt.Sprintf("field %q read as %q (only its start is recognised)", key, want)
 		}
-		return s.kind, ""
+		return s.kind, "", ""
 	}
-	return kindUnknown, ""
+	return kindUnknown, "", ""
 }
 
 // Parse reads a robots.txt body. It never fails: like the reference parser it
@@ -100,20 +100,24 @@ func classifyKey(key string) (fieldKind, string) {
 // may be CR, LF or CRLF, mixed; a UTF-8 byte order mark is skipped; keys are
 // case-insensitive; '#' starts a comment anywhere.
 //
-// Groups follow RFC 9309: consecutive User-agent lines (blank lines and
-// comments between them do not matter) start a group, and the group runs
-// until the next User-agent line that follows any other field. As in the
-// reference parser, a Crawl-delay or unknown field also ends the run of
-// User-agent lines, but, as RFC 9309 section 2.2.4 requires and unlike the
-// reference parser, a Sitemap line does not.
+// Groups: consecutive User-agent lines (blank lines and comments between
+// them do not matter) start a group, and the group runs until the next
+// User-agent line that follows any other field. Where a line other than
+// Allow and Disallow (Crawl-delay, Sitemap, Host, unknown) stands between
+// User-agent lines, the group ends there, and the group before it is marked
+// [Group.JoinNext]: Google's reference parser and RFC 9309 read one group
+// there, Scrapy's protego and temoto two, and [Compile] compiles both
+// readings.
 func Parse(data []byte) *Robots { return ParseHead(data, int64(len(data))) }
 
 // ParseHead is [Parse] for a file of size bytes of which data holds the
 // start: all of it, or at least its first MaxSize+1 bytes. A caller reading
 // a file need not read more than Parse uses, and the lint warning still
-// counts the bytes ignored.
+// counts the bytes ignored (the groups it names as lost are those whose
+// lines data holds).
 func ParseHead(data []byte, size int64) *Robots {
 	r := &Robots{}
+	var lost []byte
 	if len(data) > MaxSize {
 		cut := MaxSize
 		// Drop the partial last line rather than read half a pattern.
@@ -121,7 +125,7 @@ func ParseHead(data []byte, size int64) *Robots {
 			cut = i + 1
 		}
 		r.truncated = int(max(size, int64(len(data))) - int64(cut))
-		data = data[:cut]
+		data, lost = data[:cut], data[cut:]
 	}
 	p := parser{r: r}
 	s := string(data)
@@ -150,25 +154,83 @@ func ParseHead(data []byte, size int64) *Robots {
 		s = s[i+1:]
 	}
 	if r.truncated > 0 {
-		p.diag(line, Warning, fmt.Sprintf("file is larger than %d bytes: the last %d bytes are ignored", MaxSize, r.truncated))
+		p.diag(line, Warning, CodeTruncated, fmt.Sprintf("file is larger than %d bytes: the last %d bytes are ignored%s", MaxSize, r.truncated, lostSummary(string(lost), p.cur)))
 	}
 	return r
+}
+
+// lostSummary says what the ignored end of a file held: its rules and the
+// groups they belong to, cur being the group the cut falls in.
+func lostSummary(s string, cur *Group) string {
+	var agents []string
+	seen := map[string]bool{}
+	rules, before := 0, 0 // rules, and rules before the first User-agent line
+	for s != "" {
+		line := s
+		if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		key, value, ok := splitKeyValue(trimSpace(line))
+		if !ok {
+			continue
+		}
+		switch kind, _, _ := classifyKey(key); kind {
+		case kindUserAgent:
+			if !seen[value] && len(agents) < 1000 {
+				seen[value] = true
+				agents = append(agents, value)
+			}
+		case kindAllow, kindDisallow:
+			rules++
+			if len(agents) == 0 {
+				before++
+			}
+		}
+	}
+	if rules == 0 {
+		return ""
+	}
+	var parts []string
+	if before > 0 && cur != nil {
+		parts = append(parts, fmt.Sprintf("the end of the group for %s (line %d)", agentList(cur), cur.Line))
+	}
+	if len(agents) > 0 {
+		const show = 8
+		names := make([]string, 0, show)
+		for _, a := range agents[:min(len(agents), show)] {
+			names = append(names, fmt.Sprintf("%q", clip(a)))
+		}
+		more := ""
+		if len(agents) > show {
+			more = fmt.Sprintf(" and %d more", len(agents)-show)
+		}
+		parts = append(parts, "the groups for "+strings.Join(names, ", ")+more)
+	}
+	return fmt.Sprintf(", with %d rules: %s are lost", rules, strings.Join(parts, " and "))
 }
 
 type parser struct {
 	r   *Robots
 	cur *Group
-	// closed is set once the current group has a line other than User-agent
-	// and Sitemap: the next User-agent line starts a new group.
-	closed bool
+	// closed is set once the current group has a line other than
+	// User-agent: the next User-agent line starts a new group. closedBy
+	// and closedAt are the key and line number of that line.
+	closed   bool
+	closedBy string
+	closedAt int
 	// blankInAgents is set when a blank line follows a User-agent line and
 	// no other field has followed yet.
 	blankInAgents bool
 	lastWasAgent  bool
 }
 
-func (p *parser) diag(line int, sev Severity, msg string) {
-	p.r.diags = append(p.r.diags, Diagnostic{Line: line, Severity: sev, Message: msg})
+func (p *parser) diag(line int, sev Severity, code Code, msg string) {
+	p.r.diags = append(p.r.diags, Diagnostic{Line: line, Severity: sev, Code: code, Message: msg})
 }
 
 // checkContent reports bodies that are not robots.txt at all: HTML pages
@@ -180,13 +242,23 @@ func (p *parser) checkContent(s string) {
 		lower := strings.ToLower(head)
 		for _, tag := range []string{"<!doctype html", "<html", "<head", "<body", "<title", "<?xml"} {
 			if strings.Contains(lower, tag) {
-				p.diag(lineOf(s, start), Error, "content looks like an HTML or XML page, not robots.txt (is the server answering /robots.txt with an error page?)")
+				p.diag(lineOf(s, start), Error, CodeHTML, "content looks like an HTML or XML page, not robots.txt (is the server answering /robots.txt with an error page?)")
 				break
 			}
 		}
 	}
 	if i := strings.IndexByte(s, 0); i >= 0 {
-		p.diag(lineOf(s, i), Error, "content holds NUL bytes: binary data, not robots.txt")
+		p.diag(lineOf(s, i), Error, CodeBinary, "content holds NUL bytes: binary data, not robots.txt")
+		p.r.binary = true
+	}
+	controls := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && !isSpace(c) || c == 0x7F {
+			controls++
+		}
+	}
+	if controls > 0 && controls*20 > len(s) {
+		p.r.binary = true // more than 5% control characters
 	}
 }
 
@@ -210,7 +282,7 @@ func lineOf(s string, i int) int {
 
 func (p *parser) line(num int, line string) {
 	if len(line) > maxLineLen {
-		p.diag(num, Warning, fmt.Sprintf("line is longer than %d bytes: the rest is ignored", maxLineLen))
+		p.diag(num, Warning, CodeLongLine, fmt.Sprintf("line is longer than %d bytes: the rest is ignored", maxLineLen))
 		line = line[:maxLineLen]
 	}
 	if i := strings.IndexByte(line, '#'); i >= 0 {
@@ -225,15 +297,15 @@ func (p *parser) line(num int, line string) {
 	}
 	key, value, ok := splitKeyValue(line)
 	if !ok {
-		p.diag(num, Warning, fmt.Sprintf("not a robots.txt field (no ':'): %q is ignored", clip(line)))
+		p.diag(num, Warning, CodeNotAField, fmt.Sprintf("not a robots.txt field (no ':'): %q is ignored", clip(line)))
 		return
 	}
 	if !strings.Contains(line, ":") {
-		p.diag(num, Warning, fmt.Sprintf("missing ':' after %q; read as %q", key, key+": "+value))
+		p.diag(num, Warning, CodeMissingColon, fmt.Sprintf("missing ':' after %q; read as %q", key, key+": "+value))
 	}
-	kind, msg := classifyKey(key)
+	kind, code, msg := classifyKey(key)
 	if msg != "" {
-		p.diag(num, Warning, msg)
+		p.diag(num, Warning, code, msg)
 	}
 	p.emit(num, kind, key, value)
 }
@@ -261,17 +333,20 @@ func splitKeyValue(line string) (key, value string, ok bool) {
 
 func (p *parser) emit(num int, kind fieldKind, key, value string) {
 	r := p.r
-	wasAgent := p.lastWasAgent
 	p.lastWasAgent = kind == kindUserAgent
 	switch kind {
 	case kindUserAgent:
 		if p.cur == nil || p.closed {
+			if p.cur != nil && len(p.cur.Rules) == 0 {
+				p.cur.JoinNext = true
+				p.splitDiag(num)
+			}
 			p.cur = &Group{Line: num}
 			r.Groups = append(r.Groups, p.cur)
 			p.closed = false
 			p.blankInAgents = false
 		} else if p.blankInAgents {
-			p.diag(num, Info, "blank line between User-agent lines: RFC 9309 keeps them in one group, the 1994 standard would have ended the record")
+			p.diag(num, Info, CodeBlankInGroup, "blank line between User-agent lines: RFC 9309 keeps them in one group, the 1994 standard would have ended the record")
 			p.blankInAgents = false
 		}
 		p.cur.Agents = append(p.cur.Agents, Agent{Name: value, Line: num})
@@ -279,36 +354,46 @@ func (p *parser) emit(num int, kind fieldKind, key, value string) {
 	case kindAllow, kindDisallow:
 		rule := Rule{Allow: kind == kindAllow, Pattern: value, Line: num}
 		if p.cur == nil {
-			p.diag(num, Warning, fmt.Sprintf("%q comes before any User-agent line and is ignored", rule.String()))
-			r.Fields = append(r.Fields, Field{Key: canonicalKey[kind], Value: value, Line: num})
+			p.diag(num, Warning, CodeBeforeAgent, fmt.Sprintf("%q comes before any User-agent line and is ignored", rule.String()))
+			r.Fields = append(r.Fields, Field{Key: keyName[kind], Value: value, Line: num})
 			return
 		}
 		p.cur.Rules = append(p.cur.Rules, rule)
-	case kindSitemap:
-		r.Fields = append(r.Fields, Field{Key: KeySitemap, Value: value, Line: num})
-		if wasAgent && p.cur != nil && !p.closed {
-			p.diag(num, Warning, "Sitemap line among User-agent lines: RFC 9309 keeps the group open, the reference parser ends it; move the Sitemap line to the end of the file")
-			p.lastWasAgent = true
-		}
-		return
-	case kindHost, kindDomain, kindIndexPage:
-		r.Fields = append(r.Fields, Field{Key: canonicalKey[kind], Value: value, Line: num})
+	case kindSitemap, kindHost, kindDomain, kindIndexPage:
+		r.Fields = append(r.Fields, Field{Key: keyName[kind], Value: value, Line: num})
+		key = keyName[kind]
 	default:
 		if kind != kindUnknown {
-			key = canonicalKey[kind]
+			key = keyName[kind]
 		}
 		f := Field{Key: key, Value: value, Line: num}
 		if p.cur == nil {
 			if kind == kindCrawlDelay {
-				p.diag(num, Warning, "Crawl-delay comes before any User-agent line and is ignored")
+				p.diag(num, Warning, CodeBeforeAgent, "Crawl-delay comes before any User-agent line and is ignored")
 			}
 			r.Fields = append(r.Fields, f)
 		} else {
 			p.cur.Fields = append(p.cur.Fields, f)
 		}
 	}
-	p.closed = true
+	if !p.closed {
+		p.closed, p.closedBy, p.closedAt = true, key, num
+	}
 	p.blankInAgents = false
+}
+
+// splitDiag reports the line that ends a group without rules before the
+// User-agent line num: mainstream parsers read the groups around it
+// differently.
+func (p *parser) splitDiag(num int) {
+	fix := "move it below an Allow or Disallow line of the group (an empty \"Disallow:\" allows everything)"
+	switch p.closedBy {
+	case KeySitemap, KeyHost, KeyDomain, KeyIndexPage:
+		fix = "move it to the end of the file"
+	}
+	p.diag(p.closedAt, Warning, CodeSplitGroup, fmt.Sprintf(
+		"%q between User-agent lines %d and %d: Google's parser (and RFC 9309) read one group here, Scrapy's protego and temoto start a new group at line %d; robotsguard refuses only what both readings disallow. To say what you mean, %s",
+		clip(p.closedBy), p.cur.Line, num, num, fix))
 }
 
 // clip shortens s for a diagnostic message.

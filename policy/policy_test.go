@@ -200,35 +200,68 @@ func TestRFC9309_BlankLinesAndComments(t *testing.T) {
 	runChecks(t, compact, checks)
 }
 
-// TestRFC9309_SitemapDoesNotEndGroup: "a Sitemaps record MUST NOT terminate
-// a group" (RFC 9309 section 2.2.4). The reference parser starts a new group
-// after a Sitemap line; robotsguard follows the RFC, and lint warns.
-func TestRFC9309_SitemapDoesNotEndGroup(t *testing.T) {
-	const robots = "user-agent: a\nsitemap: https://example.com/s.xml\nuser-agent: b\ndisallow: /x\n"
-	runChecks(t, robots, []check{{"a", "/x", false}, {"b", "/x", false}})
-	r := Parse([]byte(robots))
-	if got := r.Values(KeySitemap); len(got) != 1 || got[0] != "https://example.com/s.xml" {
-		t.Errorf("sitemaps = %q", got)
-	}
-	if !hasDiag(r.Lint(), 2, Warning, "Sitemap line among User-agent lines") {
-		t.Errorf("no lint warning for a Sitemap among User-agent lines: %v", r.Lint())
+// TestGroupReadings: a line other than Allow and Disallow between
+// User-agent lines (issue 11). Google's reference parser and RFC 9309 keep
+// one group; Scrapy's protego and temoto start a new one. Match answers as
+// Google does, MatchTarget refuses only what both readings refuse, and lint
+// names the line and the fix.
+func TestGroupReadings(t *testing.T) {
+	for _, c := range []struct {
+		name, robots, agent, target string
+		google, split               bool // allowed in each reading
+		line                        int  // of the split-group warning
+	}{
+		// github.com's file: Google refuses baidu, protego allows.
+		{"crawl-delay", "User-agent: baidu\ncrawl-delay: 1\n\nUser-agent: *\nDisallow: /*/*/pulse\n", "baidu", "/foo/bar/pulse", false, true, 2},
+		{"sitemap", "user-agent: a\nsitemap: https://example.com/s.xml\nuser-agent: b\ndisallow: /x\n", "a", "/x", false, true, 2},
+		{"host", "user-agent: a\nhost: example.com\nuser-agent: b\ndisallow: /x\n", "a", "/x", false, true, 2},
+		{"unknown", "user-agent: a\nfoo: bar\nuser-agent: b\ndisallow: /\n", "a", "/x", false, true, 2},
+		{"request-rate", "user-agent: a\nrequest-rate: 1/5\nuser-agent: b\ndisallow: /\n", "a", "/x", false, true, 2},
+		// The other direction: the split reading refuses what Google allows.
+		{"other direction", "user-agent: a\ncrawl-delay: 1\nuser-agent: b\nallow: /\nuser-agent: a\ndisallow: /\n", "a", "/x", true, false, 2},
+		// No difference: the Crawl-delay stands below a rule.
+		{"below a rule", "user-agent: a\ndisallow: /y\ncrawl-delay: 1\nuser-agent: b\ndisallow: /x\n", "a", "/x", true, true, 0},
+	} {
+		r := Parse([]byte(c.robots))
+		p := Compile(r)
+		if got := p.Match([]string{c.agent}, c.target).Allowed; got != c.google {
+			t.Errorf("%s: Match = %v, want Google's %v", c.name, got, c.google)
+		}
+		target, _ := ParseTarget(c.target)
+		g := p.MatchReading([]string{c.agent}, &target, GoogleReading)
+		s := p.MatchReading([]string{c.agent}, &target, SplitReading)
+		both := p.MatchTarget([]string{c.agent}, &target)
+		if g.Allowed != c.google || s.Allowed != c.split {
+			t.Errorf("%s: readings google %v split %v, want %v %v", c.name, g.Allowed, s.Allowed, c.google, c.split)
+		}
+		if both.Allowed != (c.google || c.split) || both.Ambiguous != (c.google != c.split) {
+			t.Errorf("%s: MatchTarget %+v, want allowed %v", c.name, both, c.google || c.split)
+		}
+		found := false
+		for _, d := range r.Lint() {
+			if d.Code == CodeSplitGroup {
+				found = d.Line == c.line
+			}
+		}
+		if found != (c.line != 0) {
+			t.Errorf("%s: split-group warning at line %d missing or misplaced: %v", c.name, c.line, r.Lint())
+		}
 	}
 }
 
-// TestCompat_OtherFieldsEndAgentRun: as in the reference parser, a
-// Crawl-delay or unknown line ends a run of User-agent lines, so Wikipedia's
-// "User-agent: SemrushBot / Crawl-delay: 5" before "User-agent: *" is a group
-// of its own and does not give every crawler a crawl-delay.
-func TestCompat_OtherFieldsEndAgentRun(t *testing.T) {
+// TestCrawlDelayRightAbove: a Crawl-delay applies only to the agents named
+// right above it, so Wikipedia's "User-agent: SemrushBot / Crawl-delay: 5"
+// before "User-agent: *" does not give every crawler a crawl-delay.
+func TestCrawlDelayRightAbove(t *testing.T) {
 	const robots = "User-agent: SemrushBot\nCrawl-delay: 5\n\nUser-agent: *\nDisallow: /w/\n"
 	p := Compile(Parse([]byte(robots)))
-	if res := p.Match([]string{"semrushbot"}, "/w/index.php"); !res.Allowed || res.CrawlDelay != 5*time.Second || res.Agent != "semrushbot" {
-		t.Errorf("semrushbot: %+v, want allowed with crawl-delay 5s", res)
+	target, _ := ParseTarget("/w/index.php")
+	if res := p.MatchTarget([]string{"semrushbot"}, &target); !res.Allowed || !res.Ambiguous || res.CrawlDelay != 5*time.Second || res.Agent != "semrushbot" {
+		t.Errorf("semrushbot: %+v, want allowed (ambiguous) with crawl-delay 5s", res)
 	}
-	if res := p.Match([]string{"otherbot"}, "/w/index.php"); res.Allowed || res.CrawlDelay != 0 {
+	if res := p.MatchTarget([]string{"otherbot"}, &target); res.Allowed || res.CrawlDelay != 0 {
 		t.Errorf("otherbot: %+v, want disallowed without crawl-delay", res)
 	}
-	runChecks(t, "user-agent: a\nfoo: bar\nuser-agent: b\ndisallow: /\n", []check{{"a", "/x", true}, {"b", "/x", false}})
 }
 
 // TestClassic1994 covers the examples of the 1994 standard and the seed
@@ -815,28 +848,117 @@ func assertSameAnswers(t *testing.T, a, b *Robots, agents, targets []string) {
 	}
 }
 
-// TestMatchResource: a query does not dodge a '$' rule for enforcement,
-// unless a rule matches the whole target; Match keeps RFC 9309's reading.
-func TestMatchResource(t *testing.T) {
-	p := Compile(Parse([]byte("User-agent: *\nDisallow: /report.html$\nDisallow: /search$\nAllow: /search?q=\nDisallow: /private\n\nUser-agent: plain\nDisallow: /x\n")))
-	for target, want := range map[string]bool{
-		"/report.html":     false,
-		"/report.html?":    false,
-		"/report.html?x=1": false,
-		"/report.htmlx":    true,
-		"/search?q=robots": true,
-		"/search?page=2":   false,
-		"/private?x":       false,
-		"/other?x=1":       true,
+// TestMatchTarget: for enforcement, a query never turns a disallowed
+// resource into an allowed one (issue 10, items 3 and 4), unless a rule with
+// '?' names the target; Match keeps RFC 9309's reading.
+func TestMatchTarget(t *testing.T) {
+	p := Compile(Parse([]byte("User-agent: *\nDisallow: /report.html$\nDisallow: /search$\nAllow: /search?q=\nDisallow: /private\n" +
+		"\nUser-agent: plain\nDisallow: /x\n" +
+		"\nUser-agent: pdf\nAllow: /\nDisallow: /*.pdf$\n" +
+		"\nUser-agent: css\nAllow: /*.css$\nDisallow: /admin\nAllow: /*.js\n")))
+	for _, c := range []struct {
+		agent, target string
+		want          bool
+	}{
+		{"x", "/report.html", false},
+		{"x", "/report.html?", false},
+		{"x", "/report.html?x=1", false},
+		{"x", "/report.htmlx", true},
+		{"x", "/search?q=robots", true}, // a rule with '?' names it
+		{"x", "/search?page=2", false},
+		{"x", "/private?x", false},
+		{"x", "/other?x=1", true},
+		{"plain", "/y?x", true},
+		{"plain", "/x?y", false},
+		// Item 3: a '$' rule and a query, while another rule matches too.
+		{"pdf", "/docs/report.pdf", false},
+		{"pdf", "/docs/report.pdf?x=1", false},
+		{"pdf", "/docs/report.pdfx?x=1", true},
+		{"pdf", "/docs/report.html?f=a.pdf", false}, // as RFC 9309 reads it
+		{"pdf", "/docs/report.html?f=a.pdf&x", true},
+		// Item 4: a query does not satisfy a '$' Allow...
+		{"css", "/admin.html?.css", false},
+		{"css", "/site.css?v=2", true},
+		// ... nor an Allow without '$' that reaches into the query.
+		{"css", "/admin.html?x.js", false},
+		{"css", "/static/app.js?v=1", true},
 	} {
-		if got := p.MatchResource(nil, NormalizeTarget(target)).Allowed; got != want {
-			t.Errorf("MatchResource(%q) = %v, want %v", target, got, want)
+		target, err := ParseTarget(c.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.MatchTarget([]string{c.agent}, &target).Allowed; got != c.want {
+			t.Errorf("%s: MatchTarget(%q) = %v, want %v", c.agent, c.target, got, c.want)
 		}
 	}
-	if !p.Match(nil, "/report.html?x=1").Allowed {
-		t.Error("Match must keep RFC 9309's reading of '$'")
+	if !p.Match(nil, "/report.html?x=1").Allowed || !p.Match([]string{"css"}, "/admin.html?.css").Allowed {
+		t.Error("Match must keep RFC 9309's reading of '$' and of the query")
 	}
-	if !p.MatchResource([]string{"plain"}, "/y?x").Allowed || p.MatchResource([]string{"plain"}, "/x?y").Allowed {
-		t.Error("group without '$' rules")
+}
+
+// TestMatchTargetDotSegments: every spelling a file server cleans to a
+// disallowed file is refused (issue 10, item 2).
+func TestMatchTargetDotSegments(t *testing.T) {
+	p := Compile(Parse([]byte("User-agent: *\nDisallow: /*.pdf$\nDisallow: /private/\nDisallow: /exact$\n")))
+	for target, want := range map[string]bool{
+		"/docs/report.pdf":              false,
+		"/docs/report.pdf/.":            false,
+		"/docs/report.pdf/./.":          false,
+		"/docs/report.pdf/x/..":         false,
+		"/docs/report.pdf/%2e":          false,
+		"/docs/report.pdf/.?x=1":        false,
+		"/docs//report.pdf":             false,
+		"/docs/report.pdf%2F.":          false,
+		"/docs/report.pdf/":             true, // a normal spelling, allowed by the rules; file_server redirects it
+		"/private/x":                    false,
+		"/private%2Fx":                  false,
+		"/private;jsessionid=1/x":       false,
+		`/private\x`:                    false,
+		"/exact/.":                      false,
+		"/exact":                        false,
+		"/exact/":                       true,
+		"http://host/private/x":         false,
+		"http://host/docs/report.pdf/.": false,
+		"x:/private/x":                  false,
+	} {
+		pt, err := ParseTarget(target)
+		if err != nil {
+			t.Fatalf("ParseTarget(%q): %v", target, err)
+		}
+		if got := p.MatchTarget([]string{"bot"}, &pt).Allowed; got != want {
+			t.Errorf("MatchTarget(%q) = %v, want %v (normal %q, variants %q)", target, got, want, pt.Normal, pt.Variants)
+		}
 	}
+}
+
+// TestGenerateKeepsReadings: the served robots.txt (the site's file with
+// added groups and trap rules) reads as the site's file does, in both
+// readings of the groups.
+func TestGenerateKeepsReadings(t *testing.T) {
+	check := func(name string, r *Robots, agent, target string, google, split bool) {
+		t.Helper()
+		p := Compile(Parse(r.Generate()))
+		pt, _ := ParseTarget(target)
+		if g := p.MatchReading([]string{agent}, &pt, GoogleReading).Allowed; g != google {
+			t.Errorf("%s: %s %s in Google's reading: %v, want %v\n%s", name, agent, target, g, google, r.Generate())
+		}
+		if s := p.MatchReading([]string{agent}, &pt, SplitReading).Allowed; s != split {
+			t.Errorf("%s: %s %s in the split reading: %v, want %v\n%s", name, agent, target, s, split, r.Generate())
+		}
+	}
+	// A group without rules at the end, then an added group: the added
+	// group's rules must not reach it in Google's reading.
+	r := Parse([]byte("User-agent: *\nDisallow: /p\n\nUser-agent: a\nCrawl-delay: 5\n"))
+	r.AddGroup([]string{"gptbot"}, Rule{Pattern: "/"})
+	check("added group", r, "a", "/x", true, true)
+	check("added group", r, "gptbot", "/x", false, false)
+	// A Sitemap line between User-agent lines stays where it stood.
+	r = Parse([]byte("User-agent: a\nSitemap: https://example.com/s.xml\nUser-agent: b\nDisallow: /x\n"))
+	check("sitemap", r, "a", "/x", false, true)
+	// Trap rules reach a joined group's agents without ending the join.
+	r = Parse([]byte("User-agent: baidu\ncrawl-delay: 1\n\nUser-agent: *\nDisallow: /*/*/pulse\n"))
+	r.AddRulesToAll(Rule{Pattern: "/trap/"})
+	check("trap", r, "baidu", "/trap/x", false, false)
+	check("trap", r, "baidu", "/a/b/pulse", false, true)
+	check("trap", r, "other", "/trap/x", false, false)
 }

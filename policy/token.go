@@ -54,8 +54,8 @@ func appendToken(dst []byte, s string) []byte {
 	return dst
 }
 
-// isCanonicalToken reports whether s is already a lower-case product token.
-func isCanonicalToken(s string) bool {
+// isNormalToken reports whether s is already a lower-case product token.
+func isNormalToken(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !isTokenChar(c) || 'A' <= c && c <= 'Z' {

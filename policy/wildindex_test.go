@@ -54,7 +54,7 @@ func TestWildIndexAgrees(t *testing.T) {
 	for _, n := range []int{1, 5, 16, 40, 300, 2000} {
 		for seed := uint64(1); seed <= 5; seed++ {
 			rules, targets := wildRules(n, seed)
-			indexed, linear := buildMatcher(rules, 1), buildMatcher(rules, 1<<30)
+			indexed, linear := buildMatcher(rules, nil, 1), buildMatcher(rules, nil, 1<<30)
 			indexedNodes := 0
 			for _, nd := range indexed.nodes {
 				if nd.index != nil {
@@ -91,12 +91,13 @@ func TestWildIndexAllocs(t *testing.T) {
 	r.AddGroup([]string{"*"}, rules...)
 	p := Compile(r)
 	tokens := []string{"examplebot"}
+	parsed := make([]Target, len(targets))
 	for i, target := range targets {
-		targets[i] = NormalizeTarget(target)
+		parsed[i] = Target{Normal: NormalizeTarget(target)}
 	}
 	if n := testing.AllocsPerRun(100, func() {
-		for _, target := range targets {
-			p.MatchNormal(tokens, target)
+		for i := range parsed {
+			p.MatchTarget(tokens, &parsed[i])
 		}
 	}); n > 0 {
 		t.Errorf("%v allocations per run", n)
@@ -114,7 +115,7 @@ func BenchmarkMatchWildcards(b *testing.B) {
 			indexMin int
 		}{{"indexed", wildIndexMin}, {"linear", 1 << 30}} {
 			b.Run(fmt.Sprintf("rules=%d/%s", n, mode.name), func(b *testing.B) {
-				m := buildMatcher(rules, mode.indexMin)
+				m := buildMatcher(rules, nil, mode.indexMin)
 				normal := make([]string, len(targets))
 				for i, t := range targets {
 					normal[i] = NormalizeTarget(t)

@@ -286,78 +286,35 @@ func TestUpstreamRedirectElsewhere(t *testing.T) {
 func TestUpstreamReload(t *testing.T) {
 	need(t, "curl")
 	app := newRobotsApp(t, appRobots)
-	dir := t.TempDir()
-	front, admin := freePort(t), freePort(t)
-	base := fmt.Sprintf("http://127.0.0.1:%d", front)
-	config := func(extra string) string {
-		return fmt.Sprintf(`{
-	admin 127.0.0.1:%d
-	auto_https off
-}
-:%d {
-	bind 127.0.0.1
-	robots_guard {
-		robots %s
-		%s
-		verify off
-		%s
-	}
-	reverse_proxy %s
-}
-`, admin, front, app.url(), appGuard, extra, app.addr)
-	}
-	cfgPath := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(cfgPath, []byte(config("")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := &syncBuffer{}
-	cmd := exec.Command(caddyBin, "run", "--config", cfgPath, "--adapter", "caddyfile")
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-		if t.Failed() {
-			t.Logf("caddy output:\n%s", out.String())
-		}
-	})
-	s := &server{front: base, output: out}
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if resp, err := http.Get(base + "/robots.txt"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("caddy did not start:\n%s", out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if code, guard, _ := curl(t, base, "/private/report.html", appBot); code != 403 || guard != "disallowed" {
+	admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := start(t, options{robotsPath: app.url(), proxyTo: app.addr, guard: appGuard, admin: admin})
+	if code, guard, _ := curl(t, s.front, "/private/report.html", appBot); code != 403 || guard != "disallowed" {
 		t.Fatalf("disallowed page at start: %d %q", code, guard)
 	}
 
 	app.down()
-	time.Sleep(1500 * time.Millisecond)
-	if err := os.WriteFile(cfgPath, []byte(config("burst 5")), 0o644); err != nil {
+	waitLogged(t, s, "connection refused")
+	// Another config: one more option.
+	cfgPath := filepath.Join(s.dir, "Caddyfile")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
 		t.Fatal(err)
 	}
-	reload := exec.Command(caddyBin, "reload", "--config", cfgPath, "--adapter", "caddyfile", "--address", fmt.Sprintf("127.0.0.1:%d", admin))
+	next := strings.Replace(string(cfg), "verify off", "verify off\n\t\tburst 5", 1)
+	if next == string(cfg) {
+		t.Fatal("the config did not change")
+	}
+	if err := os.WriteFile(cfgPath, []byte(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reload := exec.Command(caddyBin, "reload", "--config", cfgPath, "--adapter", "caddyfile", "--address", admin)
 	if msg, err := reload.CombinedOutput(); err != nil {
 		t.Fatalf("caddy reload: %v\n%s", err, msg)
 	}
-	if !strings.Contains(out.String(), "carried over from the previous configuration") {
+	if !strings.Contains(s.output.String(), "carried over from the previous configuration") {
 		t.Error("the reload did not start from the carried rules")
 	}
-	if code, guard, _ := curl(t, base, "/private/report.html", appBot); code != 403 || guard != "disallowed" {
+	if code, guard, _ := curl(t, s.front, "/private/report.html", appBot); code != 403 || guard != "disallowed" {
 		t.Errorf("disallowed page after a reload while the application is down: %d %q", code, guard)
 	}
 	app.set(200, appRobots+"Disallow: /drafts/\n")

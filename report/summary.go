@@ -1,0 +1,234 @@
+package report
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Report accumulates decisions and module messages into a Summary.
+type Report struct {
+	entries, dryRun    int
+	from, to           time.Time
+	byAction, byReason map[string]int
+	byClass, byPath    map[string]int
+	byToken            map[string]*tally
+	byIP               map[string]*tally
+	hourly             map[time.Time]int
+	problems           map[problemKey]*Problem
+}
+
+// tally counts one bot or IP's decisions.
+type tally struct {
+	count      int
+	actions    map[string]int
+	tokens     map[string]int
+	readRobots bool
+	violations int
+}
+
+type problemKey struct{ level, logger, msg, file, err string }
+
+// New returns an empty report.
+func New() *Report {
+	return &Report{
+		byAction: map[string]int{}, byReason: map[string]int{}, byClass: map[string]int{},
+		byPath: map[string]int{}, byToken: map[string]*tally{}, byIP: map[string]*tally{},
+		hourly: map[time.Time]int{}, problems: map[problemKey]*Problem{},
+	}
+}
+
+// Violation reports whether a decision broke the rules: a refusal, or an
+// allowed request with a reason other than robots.txt or an allowlist (a
+// first slip that was only logged).
+func Violation(e *Entry) bool {
+	return e.Action != "allow" || e.Reason != "" && e.Reason != "none" && e.Reason != "robots_txt" && e.Reason != "allowlisted"
+}
+
+// Add counts one decision.
+func (r *Report) Add(e *Entry) {
+	r.entries++
+	if e.DryRun {
+		r.dryRun++
+	}
+	reason := e.Reason
+	if reason == "" {
+		reason = "none"
+	}
+	r.byAction[e.Action]++
+	r.byReason[reason]++
+	r.byClass[e.Class]++
+	path, _, _ := strings.Cut(e.URI, "?")
+	r.byPath[path]++
+	violation := Violation(e)
+	token := e.Token()
+	if token == "" {
+		token = "(none)"
+	}
+	for key, m := range map[string]map[string]*tally{token: r.byToken, e.ClientIP: r.byIP} {
+		t := m[key]
+		if t == nil {
+			t = &tally{actions: map[string]int{}, tokens: map[string]int{}}
+			m[key] = t
+		}
+		t.count++
+		t.actions[e.Action]++
+		t.tokens[token]++
+		if violation {
+			t.violations++
+			t.readRobots = t.readRobots || e.ReadRobots
+		}
+	}
+	if ts := e.TS.Time; !ts.IsZero() {
+		r.see(ts)
+		r.hourly[ts.Truncate(time.Hour)]++
+	}
+}
+
+func (r *Report) see(ts time.Time) {
+	if r.from.IsZero() || ts.Before(r.from) {
+		r.from = ts
+	}
+	if ts.After(r.to) {
+		r.to = ts
+	}
+}
+
+// AddMessage records one of the module's other messages: warnings and
+// errors (an invalid robots.txt kept out, a missing file, a failed read)
+// are listed as problems, the same message counted once with its first
+// and last time; informational ones (a reload) are not listed.
+func (r *Report) AddMessage(e *Entry) {
+	if e.Level != "warn" && e.Level != "error" && e.Level != "fatal" && e.Level != "panic" && e.Level != "dpanic" {
+		return
+	}
+	k := problemKey{e.Level, e.Logger, e.Msg, e.File, e.Error}
+	p := r.problems[k]
+	if p == nil {
+		p = &Problem{Level: e.Level, Logger: e.Logger, Message: e.Msg, File: e.File, Error: e.Error, Line: e.Line}
+		r.problems[k] = p
+	}
+	p.Count++
+	if ts := e.TS.Time; !ts.IsZero() {
+		if p.First == nil || ts.Before(p.First.Time) {
+			p.First = &Time{ts}
+		}
+		if p.Last == nil || ts.After(p.Last.Time) {
+			p.Last = &Time{ts}
+		}
+	}
+}
+
+// Summary is the report as "caddy robots report --json" writes it.
+type Summary struct {
+	Decisions   int            `json:"decisions"`
+	DryRun      int            `json:"dry_run"`
+	Skipped     int            `json:"skipped_lines"`
+	Filtered    int            `json:"filtered_out,omitempty"`
+	From        *time.Time     `json:"from,omitempty"`
+	To          *time.Time     `json:"to,omitempty"`
+	ByAction    map[string]int `json:"by_action"`
+	ByReason    map[string]int `json:"by_reason"`
+	ByClass     map[string]int `json:"by_class"`
+	TopBots     []TopEntry     `json:"top_bots"`
+	TopIPs      []TopEntry     `json:"top_ips"`
+	TopPaths    []TopEntry     `json:"top_paths"`
+	ReadIgnored []TopEntry     `json:"read_robots_and_ignored"`
+	Hourly      []HourCount    `json:"hourly"`
+	Problems    []Problem      `json:"problems"`
+}
+
+// TopEntry is one row of a ranking.
+type TopEntry struct {
+	Key        string         `json:"key"`
+	Count      int            `json:"count"`
+	Violations int            `json:"violations,omitempty"`
+	Actions    map[string]int `json:"actions,omitempty"`
+	Tokens     []string       `json:"tokens,omitempty"`
+	ReadRobots bool           `json:"read_robots,omitempty"`
+}
+
+// HourCount is one bar of the hourly histogram.
+type HourCount struct {
+	Hour  time.Time `json:"hour"`
+	Count int       `json:"count"`
+}
+
+// Problem is one of the module's warnings or errors (a reload that kept
+// the last good rules, a missing robots.txt, a failed read), counted.
+type Problem struct {
+	Level   string `json:"level"`
+	Logger  string `json:"logger"`
+	Message string `json:"message"`
+	File    string `json:"file,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Count   int    `json:"count"`
+	First   *Time  `json:"first,omitempty"`
+	Last    *Time  `json:"last,omitempty"`
+}
+
+// Summary ranks what was added; top bounds each ranking.
+func (r *Report) Summary(top int, lines Lines) Summary {
+	s := Summary{Decisions: r.entries, DryRun: r.dryRun, Skipped: lines.Other, Filtered: lines.Filtered,
+		ByAction: r.byAction, ByReason: r.byReason, ByClass: r.byClass}
+	if !r.from.IsZero() {
+		from, to := r.from, r.to
+		s.From, s.To = &from, &to
+	}
+	s.TopBots = rankTallies(r.byToken, top, func(*tally) bool { return true })
+	s.TopIPs = rankTallies(r.byIP, top, func(*tally) bool { return true })
+	s.ReadIgnored = rankTallies(r.byIP, top, func(t *tally) bool { return t.readRobots && t.violations > 0 })
+	s.TopPaths = []TopEntry{}
+	for path, n := range r.byPath {
+		s.TopPaths = append(s.TopPaths, TopEntry{Key: path, Count: n})
+	}
+	sortTop(s.TopPaths)
+	if len(s.TopPaths) > top {
+		s.TopPaths = s.TopPaths[:top]
+	}
+	s.Hourly = []HourCount{}
+	for _, h := range slices.SortedFunc(maps.Keys(r.hourly), time.Time.Compare) {
+		s.Hourly = append(s.Hourly, HourCount{h, r.hourly[h]})
+	}
+	s.Problems = []Problem{}
+	for _, p := range r.problems {
+		s.Problems = append(s.Problems, *p)
+	}
+	slices.SortFunc(s.Problems, func(a, b Problem) int {
+		var at, bt time.Time
+		if a.First != nil {
+			at = a.First.Time
+		}
+		if b.First != nil {
+			bt = b.First.Time
+		}
+		return cmp.Or(at.Compare(bt), cmp.Compare(a.Message, b.Message), cmp.Compare(a.File, b.File), cmp.Compare(a.Error, b.Error))
+	})
+	return s
+}
+
+func rankTallies(m map[string]*tally, top int, keep func(*tally) bool) []TopEntry {
+	out := []TopEntry{}
+	for k, t := range m {
+		if !keep(t) {
+			continue
+		}
+		e := TopEntry{Key: k, Count: t.count, Violations: t.violations, Actions: t.actions, ReadRobots: t.readRobots}
+		e.Tokens = slices.Sorted(maps.Keys(t.tokens))
+		out = append(out, e)
+	}
+	sortTop(out)
+	if len(out) > top {
+		out = out[:top]
+	}
+	return out
+}
+
+func sortTop(es []TopEntry) {
+	slices.SortFunc(es, func(a, b TopEntry) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
+	})
+}

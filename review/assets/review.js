@@ -1,0 +1,281 @@
+"use strict";
+(function () {
+  const t0 = performance.now();
+  const $ = (id) => document.getElementById(id);
+  const outcomes = ["allowed", "refused", "throttled", "blocked"];
+  const embedded = $("data");
+  const live = !embedded;
+  let view = null;
+  const state = { zone: "", classes: null, search: "", sort: "total", dir: -1, range: live ? 3600 : 0 };
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v;
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v);
+    }
+    for (const k of kids) if (k !== null && k !== undefined) e.append(k instanceof Node ? k : String(k));
+    return e;
+  }
+  const fmtTime = (s) => (s ? new Date(s).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC") : "");
+  const fmtShort = (s) => (s ? new Date(s).toISOString().slice(5, 19).replace("T", " ") : "");
+  const total = (b) => b.allowed + b.refused + b.throttled + b.blocked;
+
+  function zones() {
+    return view.zones.filter((z) => !state.zone || z.zone === state.zone);
+  }
+
+  function setup() {
+    const zsel = $("zone");
+    const have = new Set([...zsel.options].map((o) => o.value));
+    for (const z of view.zones) if (!have.has(z.zone)) zsel.append(el("option", { value: z.zone }, z.zone));
+    const classes = new Set();
+    for (const z of view.zones) for (const b of z.bots) classes.add(b.class);
+    const fs = $("classes");
+    const shown = new Set([...fs.querySelectorAll("input")].map((i) => i.value));
+    for (const c of [...classes].sort()) {
+      if (shown.has(c)) continue;
+      const box = el("input", { type: "checkbox", value: c, name: "class" });
+      box.checked = !state.classes || state.classes.has(c);
+      box.addEventListener("change", () => {
+        state.classes = new Set([...fs.querySelectorAll("input:checked")].map((i) => i.value));
+        render();
+      });
+      fs.append(el("label", {}, box, " " + c));
+    }
+  }
+
+  function classOn(c) {
+    return !state.classes || state.classes.has(c);
+  }
+
+  function render() {
+    const zs = zones();
+    const src = view.source === "live" ? "live statistics of this Caddy" : "built from decision logs";
+    $("subtitle").textContent = `${src}, ${fmtTime(view.generated)}` + (zs.length ? `; since ${fmtTime(zs.map((z) => z.since).sort()[0])}` : "");
+    renderTotals(zs);
+    renderChart(zs);
+    renderBots(zs);
+    renderBlocked(zs);
+    renderProblems();
+  }
+
+  function renderTotals(zs) {
+    const sums = Object.fromEntries(outcomes.map((o) => [o, 0]));
+    let dry = 0;
+    for (const z of zs) {
+      for (const b of z.bots) if (classOn(b.class)) for (const o of outcomes) sums[o] += b[o];
+      dry += z.dry_run;
+    }
+    const box = $("totals");
+    box.replaceChildren(...outcomes.map((o) => el("div", { class: "card " + o, id: "total-" + o }, el("b", {}, sums[o].toLocaleString("en")), o)));
+    if (dry) box.append(el("div", { class: "card" }, el("b", {}, dry.toLocaleString("en")), "dry run: not enforced"));
+  }
+
+  function renderChart(zs) {
+    const svg = $("chart");
+    const W = 960, H = 240, top = 10, bottom = 20;
+    let points = 0, start = null, step = 60;
+    const sum = Object.fromEntries(outcomes.map((o) => [o, null]));
+    for (const z of zs) {
+      const s = z.series;
+      if (!s) continue;
+      points = s.points; start = s.start; step = s.step;
+      for (const [cls, byOutcome] of Object.entries(s.classes || {})) {
+        if (!classOn(cls)) continue;
+        for (const [o, arr] of Object.entries(byOutcome)) {
+          if (!sum[o]) sum[o] = new Array(arr.length).fill(0);
+          arr.forEach((v, i) => (sum[o][i] += v));
+        }
+      }
+    }
+    // Keep the last part of the series that the range selects.
+    const keep = state.range > 0 ? Math.min(points, Math.ceil(state.range / step)) : points;
+    if (start && keep < points) {
+      start = new Date(Date.parse(start) + (points - keep) * step * 1000).toISOString();
+      for (const o of outcomes) if (sum[o]) sum[o] = sum[o].slice(points - keep);
+      points = keep;
+    }
+    const kids = [];
+    let maxY = 1;
+    for (const o of outcomes) if (sum[o]) maxY = Math.max(maxY, ...sum[o]);
+    const sx = (i) => (points > 1 ? (i * W) / (points - 1) : 0);
+    const sy = (v) => top + (H - top - bottom) * (1 - v / maxY);
+    for (const f of [0, 0.5, 1]) {
+      const y = sy(maxY * f);
+      kids.push(svgEl("line", { class: "grid", x1: 0, x2: W, y1: y, y2: y }));
+      kids.push(svgEl("text", { x: 4, y: y - 2 }, String(Math.round(maxY * f))));
+    }
+    for (const o of outcomes) {
+      if (!sum[o]) continue;
+      const pts = sum[o].map((v, i) => `${sx(i).toFixed(1)},${sy(v).toFixed(1)}`).join(" ");
+      kids.push(svgEl("polyline", { class: o, points: pts, "data-outcome": o }));
+    }
+    if (start) {
+      const t0 = Date.parse(start), span = step * 1000 * (points - 1);
+      for (const f of [0, 0.25, 0.5, 0.75, 1]) {
+        const d = new Date(t0 + span * f).toISOString();
+        kids.push(svgEl("text", { x: Math.min(W - 90, Math.max(0, W * f - 40)), y: H - 4 }, d.slice(5, 16).replace("T", " ")));
+      }
+    }
+    svg.replaceChildren(...kids);
+    const cap = $("chart-caption");
+    cap.replaceChildren(`Requests per ${step >= 3600 ? step / 3600 + " h" : step / 60 + " min"} (UTC), classes as filtered:`,
+      ...outcomes.flatMap((o) => [el("span", { class: "key " + o }), o]));
+  }
+
+  function svgEl(tag, attrs, text) {
+    const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function sortValue(b, key) {
+    if (key === "total") return total(b);
+    const v = b[key];
+    return v === undefined || v === null ? "" : v;
+  }
+
+  function renderBots(zs) {
+    const q = state.search.toLowerCase();
+    const rows = [];
+    for (const z of zs)
+      for (const b of z.bots) {
+        if (!classOn(b.class)) continue;
+        if (q && ![b.key, b.name, b.operator].some((s) => s && s.toLowerCase().includes(q))) continue;
+        rows.push([z, b]);
+      }
+    rows.sort((x, y) => {
+      const a = sortValue(x[1], state.sort), b = sortValue(y[1], state.sort);
+      return (a < b ? -1 : a > b ? 1 : 0) * state.dir || x[1].key.localeCompare(y[1].key);
+    });
+    const body = document.querySelector("#bots tbody");
+    body.replaceChildren(...rows.map(([z, b]) => botRow(z, b)));
+    $("bots-empty").hidden = rows.length > 0;
+    for (const th of document.querySelectorAll("#bots th[data-key]"))
+      th.setAttribute("aria-sort", th.dataset.key === state.sort ? (state.dir > 0 ? "ascending" : "descending") : "none");
+  }
+
+  function botRow(z, b) {
+    const name = el("td", {}, el("b", {}, b.key));
+    if (b.name && b.name.toLowerCase() !== b.key) name.append(el("br"), el("small", {}, b.name));
+    if (view.zones.length > 1) name.append(el("br"), el("small", {}, "zone " + z.zone));
+    if (b.bots) name.append(el("br"), el("small", {}, b.bots + " bots"));
+    if (b.read_ignored) name.append(el("span", { class: "badge ignored", title: b.read_ignored + " violations after reading robots.txt" }, "read robots.txt, ignored it"));
+    const verified = el("td", {}, b.verification ? el("span", { class: "badge " + b.verification }, b.verification) : "");
+    const rules = el("ul", {}, ...(b.rules || []).map((r) => el("li", {}, ruleLink(z, r), ` ×${r.count}`)));
+    const paths = el("ul", {}, ...(b.paths || []).map((p) => el("li", {}, el("code", {}, p.path), ` ×${p.count}`)));
+    const robots = b.robots_reads ? `${b.robots_reads}×, last ${fmtShort(b.robots_at)}` : "never";
+    const tr = el("tr", { "data-key": b.key, "data-class": b.class, "data-zone": z.zone },
+      name, el("td", {}, b.operator || ""), el("td", {}, b.class), verified,
+      ...outcomes.map((o) => el("td", { class: "num " + o }, b[o].toLocaleString("en"))),
+      el("td", { class: "num" }, b.violations.toLocaleString("en")), el("td", {}, robots),
+      el("td", {}, rules), el("td", {}, paths), el("td", { title: fmtTime(b.last) }, fmtShort(b.last)));
+    if (b.read_ignored) tr.classList.add("ignored");
+    return tr;
+  }
+
+  function ruleLink(z, r) {
+    const label = (r.line ? `line ${r.line}: ` : "added: ") + r.rule;
+    if (!r.version || !r.line) return el("code", {}, label);
+    const a = el("a", { href: `#robots-${z.zone}-${r.version}-L${r.line}`, title: "robots.txt version " + r.version }, el("code", {}, label));
+    a.addEventListener("click", (ev) => { ev.preventDefault(); showVersion(z, r.version, r.line); });
+    return a;
+  }
+
+  async function showVersion(z, id, line) {
+    const ver = (z.versions || []).find((v) => v.id === id);
+    let text = ver && ver.text;
+    if (!text && live && ver && ver.has_text) {
+      const resp = await fetch(`robots?zone=${encodeURIComponent(z.zone)}&version=${encodeURIComponent(id)}`);
+      if (resp.ok) text = await resp.text();
+    }
+    const sec = $("robots-section");
+    sec.hidden = false;
+    $("robots-title").textContent = `robots.txt version ${id} (zone ${z.zone})` + (ver ? `, in force ${fmtTime(ver.first)} to ${fmtTime(ver.last)}` : "");
+    const pre = $("robots-text");
+    if (!text) {
+      pre.replaceChildren(el("span", {}, "The text of this version is not kept" + (live ? "." : ": give it with report --robots FILE.")));
+    } else {
+      pre.replaceChildren(...text.replace(/\n$/, "").split("\n").map((l, i) => el("span", { "data-line": i + 1, id: `robots-${z.zone}-${id}-L${i + 1}`, class: i + 1 === line ? "hl" : "" }, l || " ")));
+      const hl = pre.querySelector(".hl");
+      if (hl) hl.scrollIntoView({ block: "center" });
+    }
+    history.replaceState(null, "", `#robots-${z.zone}-${id}-L${line}`);
+  }
+
+  function renderBlocked(zs) {
+    if (!live) return;
+    $("blocked-section").hidden = false;
+    const rows = [];
+    for (const z of zs)
+      for (const b of z.blocked || []) {
+        const btn = el("button", { type: "button", "data-ip": b.ip }, "Unblock");
+        btn.addEventListener("click", () => unblock(z.zone, b.ip, btn));
+        rows.push(el("tr", { "data-ip": b.ip }, el("td", {}, z.zone), el("td", {}, el("code", {}, b.ip)), el("td", {}, b.token || "(whole IP)"),
+          el("td", {}, fmtTime(b.until) + (b.dry_run ? " (dry run)" : "")), el("td", { class: "num" }, b.offenses), el("td", {}, b.read_robots ? "yes" : "no"), el("td", {}, btn)));
+      }
+    document.querySelector("#blocked tbody").replaceChildren(...rows);
+    $("blocked-empty").hidden = rows.length > 0;
+  }
+
+  async function unblock(zone, ip, btn) {
+    btn.disabled = true;
+    const status = $("unblock-status");
+    try {
+      const resp = await fetch("unblock", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ ip, zone }) });
+      const ans = await resp.json();
+      if (!resp.ok) throw new Error(ans.error || resp.statusText);
+      status.textContent = `${ans.ip}: ${ans.lifted} ${ans.lifted === 1 ? "block" : "blocks"} lifted`;
+      await load();
+    } catch (e) {
+      status.textContent = `unblock ${ip} failed: ${e.message}`;
+      btn.disabled = false;
+    }
+  }
+
+  function renderProblems() {
+    const ps = view.problems || [];
+    $("problems").hidden = ps.length === 0;
+    $("problem-list").replaceChildren(...ps.map((p) => el("li", {}, el("b", {}, p.level), " ", p.message, p.file ? ` (${p.file})` : "", p.error ? `: ${p.error}` : "",
+      ` — ${p.count}×` + (p.first ? `, first ${fmtTime(p.first)}` : ""))));
+    const ns = view.notes || [];
+    $("notes").hidden = ns.length === 0;
+    $("note-list").replaceChildren(...ns.map((n) => el("li", {}, n)));
+  }
+
+  async function load() {
+    if (live) {
+      const resp = await fetch("stats", { headers: { Accept: "application/json" } });
+      if (!resp.ok) throw new Error("stats: " + resp.status);
+      view = await resp.json();
+    } else {
+      view = JSON.parse(embedded.textContent);
+    }
+    setup();
+    render();
+  }
+
+  $("range").value = String(state.range);
+  $("range").addEventListener("change", (e) => { state.range = Number(e.target.value); render(); });
+  $("zone").addEventListener("change", (e) => { state.zone = e.target.value; render(); });
+  $("search").addEventListener("input", (e) => { state.search = e.target.value; render(); });
+  for (const th of document.querySelectorAll("#bots th[data-key]"))
+    th.addEventListener("click", () => {
+      const k = th.dataset.key;
+      state.dir = state.sort === k ? -state.dir : (["key", "operator", "class", "verification"].includes(k) ? 1 : -1);
+      state.sort = k;
+      render();
+    });
+  if (live) {
+    $("refresh-label").hidden = false;
+    setInterval(() => { if ($("autorefresh").checked) load().catch(showError); }, 15000);
+  }
+  function showError(e) { $("subtitle").textContent = "could not load the statistics: " + e.message; }
+  load().then(() => {
+    window.reviewRenderMs = performance.now() - t0;
+    document.body.dataset.ready = "true";
+  }, showError);
+})();

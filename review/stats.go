@@ -1,0 +1,395 @@
+// Package review shows what the bots do: bounded live statistics per zone
+// (per bot: class, verification, allowed, refused, throttled and blocked
+// requests, robots.txt reads, the rules it broke and the robots.txt
+// version each was judged against, its top paths; per class a per-minute
+// series), their JSON view, and the review page that renders it, with every
+// asset embedded. The admin endpoints serve the live view, "caddy robots
+// report --html" the same page built from decision logs. It does not
+// import Caddy.
+package review
+
+import (
+	"hash/maphash"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+// Outcome is what became of a request, as the review counts it.
+type Outcome uint8
+
+// Outcomes.
+const (
+	// Allowed: served.
+	Allowed Outcome = iota
+	// Refused: refused for this request (a disallowed path, a blocked
+	// class, a bad agent, an impostor).
+	Refused
+	// Throttled: answered 429 for going too fast.
+	Throttled
+	// Blocked: refused because the client is blocked (strikes or a trap),
+	// or caught by a trap now.
+	Blocked
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"allowed", "refused", "throttled", "blocked"}
+
+// String returns "allowed", "refused", "throttled" or "blocked".
+func (o Outcome) String() string {
+	if o < numOutcomes {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// OutcomeOf returns the outcome of a decision's action and reason. A
+// dry-run decision counts as what it would have been.
+func OutcomeOf(action enforce.Action, reason enforce.Reason) Outcome {
+	switch {
+	case action == enforce.Allow:
+		return Allowed
+	case action == enforce.Throttle:
+		return Throttled
+	case action == enforce.Tarpit || reason == enforce.ReasonBlockedClient || reason == enforce.ReasonTrap:
+		return Blocked
+	}
+	return Refused
+}
+
+// Event is one decision, as the handler or a decision log gives it.
+type Event struct {
+	// Time is when the request was decided; zero for the Stats' coarse
+	// clock (see Options.Clock).
+	Time time.Time
+	// Token is the most specific product token; "" for browsers and
+	// clients without one, which are counted by class.
+	Token string
+	// Name and Operator name the bot-database entry, if any.
+	Name, Operator string
+	// Class and Verdict classify the client.
+	Class   uaclass.Class
+	Verdict uaclass.Verdict
+	// Outcome is what became of the request.
+	Outcome Outcome
+	// Violation marks a request that broke the rules (also one only
+	// logged); ReadRobots a client IP that had fetched robots.txt before;
+	// RobotsTxt a request for /robots.txt itself; DryRun a decision that
+	// was not enforced.
+	Violation, ReadRobots, RobotsTxt, DryRun bool
+	// Path is the request target; its query is dropped.
+	Path string
+	// Rule is the robots.txt rule that decided, if any.
+	Rule *policy.Rule
+	// Version identifies the robots.txt the request was judged against
+	// (a hash prefix); VersionText is that file, kept the first time the
+	// version is seen, when given.
+	Version     string
+	VersionText []byte
+}
+
+// Bounds of the statistics of one zone. With them a zone's statistics
+// take at most about 12 MiB (see the README's figures): bots × (row +
+// top paths + top rules) + the series + the versions' text.
+const (
+	// MaxBots is how many bots (product tokens) live statistics track by
+	// default (Options.MaxBots); a new bot then replaces the one of its
+	// shard with the fewest requests, whose counts move to the "(other
+	// bots)" row, so that totals stay exact.
+	MaxBots = 2048
+	// TopPaths and TopRules are the sizes of each bot's top lists
+	// (space-saving: counts may be overestimated by the "error" shown).
+	TopPaths = 8
+	TopRules = 5
+	// MaxVersions and MaxVersionBytes bound the robots.txt versions kept.
+	MaxVersions     = 16
+	MaxVersionBytes = 4 << 20
+
+	numShards = 32
+	// maxKeep is the longest path or pattern kept as is; longer ones are
+	// cut.
+	maxKeep = 256
+)
+
+// numClasses is the number of User-Agent classes.
+var numClasses = len(uaclass.Classes())
+
+// Stats are the live statistics of one zone. Record is safe for
+// concurrent use and does not allocate for a bot already tracked; counts
+// of browsers and of clients without a product token take no lock.
+type Stats struct {
+	start    time.Time
+	seed     maphash.Seed
+	shards   [numShards]shard
+	classes  [16]classRow // tokenless clients, by class
+	other    otherRow     // bots evicted to make room
+	series   *series
+	versions versions
+	dryRun   atomic.Uint64
+	// clock is a coarse clock (Unix nanoseconds) for events without a
+	// time, set by a ticker: reading the time costs more than recording.
+	clock atomic.Int64
+	stop  chan struct{}
+	once  sync.Once
+	// perShard is how many bots each shard tracks.
+	perShard int
+}
+
+// Options size a Stats.
+type Options struct {
+	// Step and Slots shape the time series: Slots buckets of Step.
+	// Defaults: one minute, 1440 (the last 24 hours).
+	Step  time.Duration
+	Slots int
+	// Clock, when set, is how often a ticker updates the time that
+	// events without one get; Close stops it. Live statistics use it:
+	// reading the time costs more than recording an event.
+	Clock time.Duration
+	// MaxBots bounds the bots tracked. Default: MaxBots.
+	MaxBots int
+}
+
+// New returns empty statistics.
+func New(o Options) *Stats {
+	if o.Step <= 0 {
+		o.Step = time.Minute
+	}
+	if o.Slots <= 0 {
+		o.Slots = 1440
+	}
+	if o.MaxBots <= 0 {
+		o.MaxBots = MaxBots
+	}
+	s := &Stats{start: time.Now(), seed: maphash.MakeSeed(), series: newSeries(o.Step, o.Slots), perShard: max(1, o.MaxBots/numShards)}
+	for i := range s.shards {
+		s.shards[i].bots = make(map[string]*botRow, min(s.perShard, 64))
+	}
+	s.clock.Store(time.Now().UnixNano())
+	if o.Clock > 0 {
+		s.stop = make(chan struct{})
+		go s.tick(o.Clock)
+	}
+	return s
+}
+
+func (s *Stats) tick(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			s.clock.Store(now.UnixNano())
+		}
+	}
+}
+
+// Close stops the clock's ticker; it is safe to call more than once.
+func (s *Stats) Close() {
+	s.once.Do(func() {
+		if s.stop != nil {
+			close(s.stop)
+		}
+	})
+}
+
+type shard struct {
+	mu   sync.Mutex
+	bots map[string]*botRow
+}
+
+// botRow is one bot's statistics.
+type botRow struct {
+	token, name, operator string
+	class                 uaclass.Class
+	verdict               uaclass.Verdict // the latest
+	verdicts              [4]uint64
+	counts                [numOutcomes]uint64
+	total                 uint64
+	violations            uint64
+	readIgnored           uint64 // violations after the IP read robots.txt
+	dryRun                uint64
+	robotsReads           uint64
+	first, last, robotsAt int64 // Unix nanoseconds
+	rules                 top[ruleKey]
+	paths                 top[string]
+}
+
+type ruleKey struct {
+	version string
+	rule    policy.Rule
+}
+
+// classRow counts the clients of one class that have no product token
+// (browsers, empty or junk User-Agents).
+type classRow struct {
+	counts      [numOutcomes]atomic.Uint64
+	violations  atomic.Uint64
+	readIgnored atomic.Uint64
+	robotsReads atomic.Uint64
+	first, last atomic.Int64
+	// Refused requests' rules and paths (people's ordinary paths are not
+	// the review's business).
+	mu    sync.Mutex
+	rules top[ruleKey]
+	paths top[string]
+}
+
+// otherRow sums the bots evicted from the table.
+type otherRow struct {
+	mu          sync.Mutex
+	bots        uint64
+	counts      [numOutcomes]uint64
+	violations  uint64
+	readIgnored uint64
+}
+
+// Record counts one decision.
+func (s *Stats) Record(e *Event) {
+	t := s.clock.Load()
+	if !e.Time.IsZero() {
+		t = e.Time.UnixNano()
+	}
+	s.series.add(t, e.Class, e.Outcome)
+	if e.DryRun {
+		s.dryRun.Add(1)
+	}
+	if e.Version != "" && (e.Violation || e.RobotsTxt) {
+		s.versions.note(e.Version, e.VersionText, t, e.Violation)
+	}
+	path, _, _ := strings.Cut(e.Path, "?")
+	if e.Token == "" {
+		s.recordClass(e, t, path)
+		return
+	}
+	sh := &s.shards[maphash.String(s.seed, e.Token)%numShards]
+	sh.mu.Lock()
+	b := sh.bots[e.Token]
+	if b == nil {
+		b = s.newRow(sh, e)
+	}
+	if b.first == 0 {
+		b.first = t
+	}
+	b.counts[e.Outcome]++
+	b.total++
+	b.last = t
+	b.verdict = e.Verdict
+	if int(e.Verdict) < len(b.verdicts) {
+		b.verdicts[e.Verdict]++
+	}
+	if e.DryRun {
+		b.dryRun++
+	}
+	if e.RobotsTxt {
+		b.robotsReads++
+		b.robotsAt = t
+	}
+	if e.Violation {
+		b.violations++
+		if e.ReadRobots {
+			b.readIgnored++
+		}
+		if e.Rule != nil {
+			b.rules.add(ruleKey{e.Version, keepRule(*e.Rule)}, TopRules, ownRule)
+		}
+	}
+	if !e.RobotsTxt {
+		b.paths.add(keepString(path), TopPaths, nil)
+	}
+	sh.mu.Unlock()
+}
+
+// newRow adds a row for e's bot to the shard, replacing the row with the
+// fewest requests when the shard is full. The caller holds sh.mu.
+func (s *Stats) newRow(sh *shard, e *Event) *botRow {
+	var b *botRow
+	if len(sh.bots) >= s.perShard {
+		for _, r := range sh.bots {
+			if b == nil || r.total < b.total || r.total == b.total && r.last < b.last {
+				b = r
+			}
+		}
+		delete(sh.bots, b.token)
+		s.other.add(b)
+		*b = botRow{rules: b.rules[:0:0], paths: b.paths[:0:0]}
+	} else {
+		b = &botRow{}
+	}
+	// The token is copied: it may be a piece of a long User-Agent.
+	b.token = strings.Clone(cut(e.Token, 64))
+	b.name, b.operator, b.class = e.Name, e.Operator, e.Class
+	sh.bots[b.token] = b
+	return b
+}
+
+func (o *otherRow) add(b *botRow) {
+	o.mu.Lock()
+	o.bots++
+	for i, n := range b.counts {
+		o.counts[i] += n
+	}
+	o.violations += b.violations
+	o.readIgnored += b.readIgnored
+	o.mu.Unlock()
+}
+
+func (s *Stats) recordClass(e *Event, t int64, path string) {
+	if int(e.Class) >= len(s.classes) {
+		return
+	}
+	c := &s.classes[e.Class]
+	c.counts[e.Outcome].Add(1)
+	if c.first.Load() == 0 {
+		c.first.CompareAndSwap(0, t)
+	}
+	if c.last.Load() < t {
+		c.last.Store(t)
+	}
+	if e.RobotsTxt {
+		c.robotsReads.Add(1)
+	}
+	if !e.Violation {
+		return
+	}
+	c.violations.Add(1)
+	if e.ReadRobots {
+		c.readIgnored.Add(1)
+	}
+	c.mu.Lock()
+	if e.Rule != nil {
+		c.rules.add(ruleKey{e.Version, keepRule(*e.Rule)}, TopRules, ownRule)
+	}
+	c.paths.add(keepString(path), TopPaths, nil)
+	c.mu.Unlock()
+}
+
+// keepString bounds what a top list keeps of a string from a request: a
+// short string is kept as is (it holds on to at most a short request
+// line), a long one is cut and copied.
+func keepString(s string) string {
+	if len(s) <= 2*maxKeep {
+		return s
+	}
+	return strings.Clone(s[:maxKeep])
+}
+
+// keepRule keeps a rule without holding on to the file its pattern came
+// from: top lists copy the pattern when they insert the key.
+func keepRule(r policy.Rule) policy.Rule {
+	r.Pattern = cut(r.Pattern, maxKeep)
+	return r
+}
+
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
