@@ -46,7 +46,7 @@ const unreachableRelog = 10 * time.Minute
 // answers with it leads back to a robots_guard handler (the site's public
 // address instead of the application's): that file is the handler's own,
 // with its additions, and is refused.
-const servedHeader = "X-Robots-Guard"
+const servedHeader = "X-Robots-Guard-Served"
 
 // errOwnFile refuses a served robots.txt fetched back.
 var errOwnFile = errors.New("the answer is a robots_guard handler's own served robots.txt, not the application's")

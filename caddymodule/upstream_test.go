@@ -349,7 +349,7 @@ func TestUpstreamKeepsLastGood(t *testing.T) {
 	// A robots_guard handler's own served file (the URL leads back to
 	// the site) is refused too.
 	app.mu.Lock()
-	app.extra = http.Header{"X-Robots-Guard": {"served"}}
+	app.extra = http.Header{"X-Robots-Guard-Served": {"generated"}}
 	app.mu.Unlock()
 	app.set(200, "User-agent: *\nDisallow: /drafts/\nDisallow: /private/\nDisallow: /trap/\n")
 	s.refresh(ctx)
