@@ -352,18 +352,19 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	watchCtx, cancel := context.WithCancel(ctx)
 	h.cancel, h.unloaded = cancel, watchCtx.Done()
 	if set.fetcher != nil {
+		// A URL: fetched now and every robots_refresh (upstream.go).
 		key := carriedKey(h.Robots, h.RobotsHost, h.RobotsHeaders)
 		h.source = newRemoteSource(set.fetcher, key, time.Duration(h.RobotsRefresh), h.additions, h.opsLogger, h.metrics)
 		h.source.start(watchCtx)
 	} else {
 		h.source = newSource(h.Robots, h.additions, h.opsLogger, h.metrics)
 		h.source.load()
-	}
-	if h.Robots != "" && set.fetcher == nil {
-		if err := h.source.watch(watchCtx); err != nil {
-			h.opsLogger.Warn("watching the robots.txt folder failed; changes are picked up by polling, and the watch is tried again", zap.String("file", h.Robots), zap.Error(err))
+		if h.Robots != "" {
+			if err := h.source.watch(watchCtx); err != nil {
+				h.opsLogger.Warn("watching the robots.txt folder failed; changes are picked up by polling, and the watch is tried again", zap.String("file", h.Robots), zap.Error(err))
+			}
+			go h.source.poll(watchCtx, 2*time.Second)
 		}
-		go h.source.poll(watchCtx, 2*time.Second)
 	}
 	go h.sweep(watchCtx)
 	return nil
