@@ -13,6 +13,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/audit"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/upstream"
 )
 
 func auditCommand() *cobra.Command {
@@ -51,7 +52,7 @@ Exit status: 0 when the audit ran (findings or not), 1 when it could not
   caddy robots audit --robots /srv/www/robots.txt --root /srv/www --max-pages 5000
   caddy robots audit --url https://example.com --json > audit.json`,
 	}
-	c.Flags().StringP("robots", "r", "", "robots.txt to audit against (default: DIR/robots.txt, or the one BASE serves)")
+	c.Flags().StringP("robots", "r", "", "robots.txt to audit against, a file or an http(s) URL (default: DIR/robots.txt, or the one BASE serves)")
 	c.Flags().String("root", "", "the site's document root")
 	c.Flags().String("url", "", "base URL of a running site to crawl")
 	c.Flags().Int("max-pages", 1000, "most pages to read")
@@ -77,7 +78,14 @@ Exit status: 0 when the audit ran (findings or not), 1 when it could not
 		if robotsFile == "" && root != "" {
 			robotsFile = filepath.Join(root, "robots.txt")
 		}
-		if robotsFile != "" {
+		switch {
+		case upstream.IsURL(robotsFile):
+			// The application's own robots.txt, fetched as the
+			// handler fetches it.
+			if robots, _, err = loadRobots(cmd.Context(), &Handler{Robots: robotsFile}); err != nil {
+				return err
+			}
+		case robotsFile != "":
 			if robots, err = os.ReadFile(robotsFile); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
 //
 //	robots_guard [<matcher>] {
-//	    robots           <robots.txt file>
+//	    robots           <robots.txt file or http(s) URL>
+//	    robots_host      <host>
+//	    robots_header    <field> <value>
+//	    robots_refresh   <duration>
 //	    serve_robots     on|off
 //	    mode             enforce|dry_run
 //	    block_class      <class...>
@@ -153,6 +157,28 @@ type caddyfileOption struct {
 var caddyfileOptions = map[string]caddyfileOption{
 	"robots": {read: func(h *Handler, r *optionReader) error {
 		return r.set("robots").one(&h.Robots)
+	}},
+	"robots_host": {read: func(h *Handler, r *optionReader) error {
+		return r.set("robots_host").one(&h.RobotsHost)
+	}},
+	"robots_header": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(2, 2, "<field> <value>")
+		if err != nil {
+			return err
+		}
+		name := http.CanonicalHeaderKey(args[0])
+		if _, dup := h.RobotsHeaders[name]; dup {
+			return r.errf("field '%s' already set", name)
+		}
+		if h.RobotsHeaders == nil {
+			h.RobotsHeaders = map[string]string{}
+		}
+		h.RobotsHeaders[name] = args[1]
+		r.set("robots_headers." + name)
+		return nil
+	}},
+	"robots_refresh": {read: func(h *Handler, r *optionReader) error {
+		return r.set("robots_refresh").positiveDuration(&h.RobotsRefresh)
 	}},
 	"serve_robots": {read: func(h *Handler, r *optionReader) error {
 		on, err := r.set("serve_robots").onOff()

@@ -105,7 +105,7 @@ func checkCommand() *cobra.Command {
 		Use:   "check [--config FILE [--site NAME]] [--robots FILE] --user-agent UA URL... | check --batch",
 		Short: "Says whether a User-Agent may fetch URLs, as the robots_guard handler decides",
 	}
-	c.Flags().StringP("robots", "r", "", "robots.txt file (default: the site's robots file in --config)")
+	c.Flags().StringP("robots", "r", "", "robots.txt file (default: the site's robots.txt in --config: its file, or its application's URL, fetched once)")
 	c.Flags().StringP("user-agent", "A", "", "product token or User-Agent string")
 	c.Flags().String("ip", "192.0.2.1", "client IP the requests come from (for allow_ip)")
 	c.Flags().Bool("batch", false, "read JSON Lines from standard input")
@@ -120,15 +120,17 @@ func checkCommand() *cobra.Command {
 		if err != nil {
 			return fmt.Errorf("--ip: %v", err)
 		}
+		// The site's robots.txt as its handler reads it (a file, or the
+		// application's URL fetched once), unless --robots names one.
 		file, _ := cmd.Flags().GetString("robots")
-		if file == "" {
-			file = h.Robots
-		}
 		var data []byte
 		if file != "" {
-			if data, err = os.ReadFile(file); err != nil {
-				return err
-			}
+			data, err = os.ReadFile(file)
+		} else {
+			data, _, err = loadRobots(cmd.Context(), h)
+		}
+		if err != nil {
+			return err
 		}
 		ck, err := newChecker(h, ip)
 		if err != nil {

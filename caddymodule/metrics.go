@@ -24,6 +24,8 @@ type metrics struct {
 	overflow  prometheus.Counter
 	missing   prometheus.Gauge
 	dropped   *prometheus.CounterVec
+	fetches   *prometheus.CounterVec
+	unreach   prometheus.Gauge
 	// counters caches the children of decisions by action, reason (its
 	// place in cachedReasons) and class, filled on first use, so that
 	// counting a decision on the hot path takes no lock and hashes no
@@ -53,7 +55,7 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		}, []string{"action", "reason", "class"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "policy_reloads_total",
-			Help: "robots.txt loads by result: ok, invalid, incomplete, error, missing.",
+			Help: "robots.txt loads by result: ok, invalid, incomplete, error, missing (a robots.txt read from a URL counts ok, invalid and incomplete here, and its fetches in robots_fetches_total).",
 		}, []string{"result"}),
 		tracked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "tracked_clients",
@@ -73,7 +75,15 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		}),
 		missing: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "robots_missing",
-			Help: "Handlers whose robots.txt file is missing now (enforcing no rules, or their last good rules).",
+			Help: "Handlers whose robots.txt is missing now: a file not found (enforcing no rules, or their last good rules), or a URL answered with a 4xx (no rules).",
+		}),
+		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "robots_fetches_total",
+			Help: "Fetches of a robots.txt read from a URL, by result: ok (2xx), not_modified (304), unavailable (4xx: no rules), unreachable (5xx, 408, 429, timeouts, connection errors, redirects not followed: the last good rules stay).",
+		}, []string{"result"}),
+		unreach: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "robots_unreachable",
+			Help: "Handlers whose robots.txt URL could not be fetched at the last try (enforcing their last good rules, or none before the first fetch).",
 		}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "blocks_dropped_total",
@@ -106,6 +116,12 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		return nil, err
 	}
 	if m.dropped, err = registerOrExisting(reg, m.dropped); err != nil {
+		return nil, err
+	}
+	if m.fetches, err = registerOrExisting(reg, m.fetches); err != nil {
+		return nil, err
+	}
+	if m.unreach, err = registerOrExisting(reg, m.unreach); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -201,4 +217,21 @@ func (m *metrics) blockDropped(zone string) {
 		return
 	}
 	m.dropped.WithLabelValues(zone).Inc()
+}
+
+// fetch counts a fetch of a robots.txt URL by its result.
+func (m *metrics) fetch(result string) {
+	if m == nil {
+		return
+	}
+	m.fetches.WithLabelValues(result).Inc()
+}
+
+// robotsUnreachable records a robots.txt URL becoming unreachable (+1) or
+// fetched again (-1).
+func (m *metrics) robotsUnreachable(delta int) {
+	if m == nil {
+		return
+	}
+	m.unreach.Add(float64(delta))
 }

@@ -96,8 +96,9 @@ type options struct {
 	guard      string // extra robots_guard options
 	backend    string // "reverse_proxy" (default) or "file_server"
 	trustProxy bool   // trust X-Forwarded-For from loopback
-	robotsPath string // where the site's robots.txt lives; "" for site/robots.txt
+	robotsPath string // where the site's robots.txt lives (a file or URL); "" for site/robots.txt
 	admin      string // admin API address; "" keeps the admin API off
+	proxyTo    string // reverse_proxy to this address instead of the file_server backend
 }
 
 func freePort(t *testing.T) int {
@@ -156,6 +157,9 @@ func start(t *testing.T, o options) *server {
 	handler := fmt.Sprintf("reverse_proxy 127.0.0.1:%d", back)
 	if o.backend == "file_server" {
 		handler = fmt.Sprintf("root * %s\n\tfile_server", filepath.Join(dir, "site"))
+	}
+	if o.proxyTo != "" {
+		handler = "reverse_proxy " + o.proxyTo
 	}
 	admin := "off"
 	if o.admin != "" {
