@@ -366,12 +366,27 @@ func TestDemo(t *testing.T) {
 		}
 		checkPolitePages(t, "Scrapy", got, root)
 		checkNothingLogged(t, root, "scrapy")
+
+		// The sitemap that the served robots.txt names lists the same
+		// pages.
+		sitemap, err := exec.Command("curl", "-s", "-A", "Scrapy/2.8.0 (+https://scrapy.org)", "http://localhost:8080/sitemap.xml").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var listed []string
+		for _, m := range locRE.FindAllSubmatch(sitemap, -1) {
+			listed = append(listed, strings.TrimPrefix(string(m[1]), "http://localhost:8080"))
+		}
+		if !slices.Equal(listed, demoAllowed) {
+			t.Errorf("the sitemap lists %v; Scrapy got %v", listed, demoAllowed)
+		}
 	})
 }
 
 var (
 	titleRE   = regexp.MustCompile(`<title>([^<]*)</title>`)
 	headingRE = regexp.MustCompile(`<h1>([^<]*)</h1>`)
+	locRE     = regexp.MustCompile(`<loc>([^<]*)</loc>`)
 )
 
 // title returns an HTML page's title.
