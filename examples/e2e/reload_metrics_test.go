@@ -51,6 +51,9 @@ func TestReloadKeepsCounters(t *testing.T) {
 	dir := t.TempDir()
 	copyDir(t, "../site", filepath.Join(dir, "site"))
 	admin, front := freePort(t), freePort(t)
+	for front == admin {
+		front = freePort(t)
+	}
 	cfgPath := filepath.Join(dir, "Caddyfile")
 	writeCfg := func(burst int) {
 		cfg := fmt.Sprintf(`{
