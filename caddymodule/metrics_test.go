@@ -2,6 +2,8 @@ package caddymodule
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
@@ -92,5 +94,31 @@ func TestMetricsSurviveReload(t *testing.T) {
 	}
 	if got, _ := gathered(t, reg2, "caddy_robots_guard_decisions_total", deny); got != before+4 {
 		t.Errorf("decisions after the zone left: %v, want %v", got, before+4)
+	}
+}
+
+// seriesValue returns the value of a series (its name and labels as
+// Prometheus writes them) in a /metrics page, and whether the page has it.
+func seriesValue(page, series string) (float64, bool) {
+	for _, line := range strings.Split(page, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
+// checkCounted checks that each series went up by its count between two
+// /metrics pages. The counters are the process's, so a test counts what
+// its own requests added.
+func checkCounted(t *testing.T, before, after string, counts map[string]float64) {
+	t.Helper()
+	for series, want := range counts {
+		was, _ := seriesValue(before, series)
+		is, ok := seriesValue(after, series)
+		if !ok || is-was != want {
+			t.Errorf("%s went from %v to %v (found %v), want %v more", series, was, is, ok, want)
+		}
 	}
 }
