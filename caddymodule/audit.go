@@ -98,13 +98,13 @@ Exit status: 0 when the audit ran (findings or not), 1 when it could not
 			}
 		} else {
 			o := audit.CrawlOptions{MaxPages: maxPages, Delay: delay}
+			var bar *progress
 			if !quiet {
-				o.Progress = newProgress(cmd.ErrOrStderr(), maxPages).update
+				bar = newProgress(cmd.ErrOrStderr(), maxPages)
+				o.Progress = bar.update
 			}
 			crawl, err = audit.CrawlSite(base, o)
-			if !quiet {
-				fmt.Fprintln(cmd.ErrOrStderr())
-			}
+			bar.end()
 			if err != nil {
 				return err
 			}
@@ -173,6 +173,13 @@ func newProgress(w io.Writer, maxPages int) *progress {
 		}
 	}
 	return p
+}
+
+// end ends the bar's line on a terminal; elsewhere there is none.
+func (p *progress) end() {
+	if p != nil && p.terminal {
+		fmt.Fprintln(p.w)
+	}
 }
 
 func (p *progress) update(s audit.Progress) {

@@ -43,7 +43,7 @@ classifier and decision, exactly as the robots_guard handler does:
       from standard input and writes one JSON object per line ("robots"
       may be left out with --config).
 
-  caddy robots lint FILE
+  caddy robots lint FILE|-
       Prints FILE:LINE: severity: message [code] for each finding; exits 1
       when there are errors.
 
@@ -104,6 +104,31 @@ func checkCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check [--config FILE [--site NAME]] [--robots FILE] --user-agent UA URL... | check --batch",
 		Short: "Says whether a User-Agent may fetch URLs, as the robots_guard handler decides",
+		Long: `
+Says for each URL whether the User-Agent may fetch it, with the handler's
+own decision: the same reading of the target, the same canonical-URL check,
+the same engine, on the robots.txt the handler serves. With --config (a
+Caddyfile or JSON; --site picks one of several robots_guard handlers by
+host, server name or listen address) it uses the site's settings: its bot
+entries, block_class, traps and allow lists (--ip sets the client address);
+without, the defaults. UA may be a product token (Googlebot/2.1) or a whole
+User-Agent.
+
+Output: one line per URL, tab-separated: "allowed", "disallowed" or
+"refused" (a refusal for another reason: trap, blocked_class, ...), the URL,
+and why in parentheses (the group and the rule that decided, or the
+reason; where mainstream readings of the file's groups differ, both
+answers). With --batch, reads JSON Lines {"robots": "...", "ua": "...",
+"url": "..."} ("robots" may be left out with --config or --robots) and
+writes one JSON object per line: url, allowed, reason, class, group, line,
+rule; a bad or over-long (over 1 MB) line gets {"error": "..."} and the
+batch goes on.
+
+Exit status: 0 when every URL was answered, allowed or not; 1 when a flag,
+the config or the robots.txt file is wrong or unreadable.`,
+		Example: `  caddy robots check --robots robots.txt --user-agent Googlebot/2.1 https://example.com/private/x
+  caddy robots check --config Caddyfile --site shop.example.com -A GPTBot https://shop.example.com/x
+  caddy robots check --batch < queries.jsonl`,
 	}
 	c.Flags().StringP("robots", "r", "", "robots.txt file (default: the site's robots.txt in --config: its file, or its application's URL, fetched once)")
 	c.Flags().StringP("user-agent", "A", "", "product token or User-Agent string")
@@ -554,7 +579,23 @@ func lintCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "lint FILE|-",
 		Short: "Reports problems in a robots.txt file (- reads standard input)",
-		Args:  cobra.ExactArgs(1),
+		Long: `
+Reports problems in a robots.txt file, as robotsguard's parser reads it:
+errors (content that is no robots.txt at all, such as an HTML page or
+binary data; the handler never lets such a file replace the rules in
+force), warnings (input guessed at or ignored, such as a likely typo of a
+field, a rule before any User-agent line, groups that mainstream parsers
+read differently, a rule that cannot have the effect its author meant) and
+information. FILE "-" reads standard input.
+
+Output: one line per finding, "FILE:LINE: severity: message [code]"
+("stdin" for -); nothing when the file is clean.
+
+Exit status: 0 when there is no error (warnings and information
+included); 1 when there are errors, or the file cannot be read.`,
+		Example: `  caddy robots lint /srv/www/robots.txt
+  curl -s https://example.com/robots.txt | caddy robots lint -`,
+		Args: cobra.ExactArgs(1),
 	}
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
 		name := args[0]
@@ -590,8 +631,22 @@ func lint(w io.Writer, name string, data []byte) error {
 
 func classifyCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "classify [UA...]",
+		Use:   "classify [--config FILE [--site NAME]] [UA...]",
 		Short: "Classifies User-Agent strings",
+		Long: `
+Classifies User-Agents as the robots_guard handler does, from the
+arguments or, one per line, from standard input; with --config, with the
+site's bot entries, and saying whether its block_class shuts the class out.
+
+Output: one JSON object per User-Agent: ua, class (browser, search, ai,
+seo, social, monitor, script, bad, bot, unknown), tokens (the product
+tokens robots.txt groups are matched against), and where known bot,
+operator, verify (how a claim is verified: dns, ranges), user_triggered,
+blocked_class.
+
+Exit status: 0 on success; 1 when a flag or the config is wrong.`,
+		Example: `  caddy robots classify 'curl/8.5.0' 'Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)'
+  cut -d'"' -f6 access.log | sort -u | caddy robots classify --config /etc/caddy/Caddyfile`,
 	}
 	siteFlags(c)
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {

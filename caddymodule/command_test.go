@@ -260,7 +260,7 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2, err := newMetrics(reg) // a second handler in the same config
+	m2, err := m.register(reg) // a second handler in the same config
 	if err != nil {
 		t.Fatalf("second registration: %v", err)
 	}

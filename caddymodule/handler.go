@@ -324,7 +324,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.blocked, h.index = set.blocked, set.index
-	h.metrics, err = newMetrics(ctx.GetMetricsRegistry())
+	h.metrics, err = sharedMetrics(ctx.GetMetricsRegistry())
 	if err != nil {
 		return fmt.Errorf("robots_guard: registering metrics: %v", err)
 	}
@@ -335,7 +335,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if set.verify != nil {
 		h.verifier = uaclass.NewVerifier(*set.verify)
 	}
-	if h.webBotAuth, err = newWebBotAuth(ctx, set.webBotAuth, h.classifier); err != nil {
+	if h.webBotAuth, err = newWebBotAuth(set.webBotAuth, h.classifier, h.metrics); err != nil {
 		return err
 	}
 	h.shared, err = joinState(h.Zone, h.MaxClients, h.MaxBlocks, time.Duration(h.StateTTL))
@@ -417,7 +417,9 @@ func (h *Handler) Cleanup() error {
 		h.source.close()
 	}
 	if h.shared != nil {
-		return leaveState(h.Zone)
+		err := leaveState(h.Zone)
+		h.metrics.zoneLeft(h.Zone)
+		return err
 	}
 	return nil
 }

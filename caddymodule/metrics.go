@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"errors"
+	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,8 @@ type metrics struct {
 	dropped   *prometheus.CounterVec
 	fetches   *prometheus.CounterVec
 	unreach   prometheus.Gauge
+	// signatures counts Web Bot Auth outcomes (webbotauth.go).
+	signatures *prometheus.CounterVec
 	// counters caches the children of decisions by action, reason (its
 	// place in cachedReasons) and class, filled on first use, so that
 	// counting a decision on the hot path takes no lock and hashes no
@@ -44,11 +47,29 @@ var cachedReasons = [...]enforce.Reason{
 	enforce.ReasonBadAgent, enforce.ReasonImpostor, enforce.ReasonBlockedClass, enforce.ReasonInvalid,
 }
 
-// newMetrics registers the collectors on reg. Caddy makes a new registry
-// for every config load, and handlers of one config share it, so an
-// identical collector that is already registered is reused.
+// processMetrics are the collectors of the Caddy process, made once. Caddy
+// makes a new registry for every config it loads, so collectors made per
+// config would start again at zero on every "caddy reload"; these are
+// registered on each config's registry instead, as Caddy does with its own
+// admin and config metrics (and caddy-ratelimit with its collectors), so the
+// counters keep counting across reloads and restart only with the process.
+var processMetrics = sync.OnceValue(makeMetrics)
+
+// sharedMetrics registers the process's collectors on reg, the registry of
+// the config being provisioned (nil: none), and returns them.
+func sharedMetrics(reg *prometheus.Registry) (*metrics, error) {
+	return processMetrics().register(reg)
+}
+
+// newMetrics makes a new set of collectors and registers them on reg (nil:
+// none). Handlers use sharedMetrics; a new set keeps a test's counts apart.
 func newMetrics(reg *prometheus.Registry) (*metrics, error) {
-	m := &metrics{
+	return makeMetrics().register(reg)
+}
+
+// makeMetrics makes the collectors.
+func makeMetrics() *metrics {
+	return &metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "decisions_total",
 			Help: "Requests decided by robots_guard, by action, reason and User-Agent class.",
@@ -89,57 +110,29 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "blocks_dropped_total",
 			Help: "Blocks not stored because the zone already held max_blocks blocked addresses (the requests were refused all the same), by zone.",
 		}, []string{"zone"}),
+		signatures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "signatures_total",
+			Help: "Requests with Web Bot Auth signature headers, by outcome: verified, invalid, unverified.",
+		}, []string{"outcome"}),
 	}
+}
+
+// register registers m's collectors on reg (nil: none). Handlers of one
+// config share its registry, so a collector that is already registered
+// there is no error.
+func (m *metrics) register(reg *prometheus.Registry) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	var err error
-	if m.decisions, err = registerOrExisting(reg, m.decisions); err != nil {
-		return nil, err
-	}
-	if m.reloads, err = registerOrExisting(reg, m.reloads); err != nil {
-		return nil, err
-	}
-	if m.tracked, err = registerOrExisting(reg, m.tracked); err != nil {
-		return nil, err
-	}
-	if m.blocked, err = registerOrExisting(reg, m.blocked); err != nil {
-		return nil, err
-	}
-	if m.held, err = registerOrExisting(reg, m.held); err != nil {
-		return nil, err
-	}
-	if m.overflow, err = registerOrExisting(reg, m.overflow); err != nil {
-		return nil, err
-	}
-	if m.missing, err = registerOrExisting(reg, m.missing); err != nil {
-		return nil, err
-	}
-	if m.dropped, err = registerOrExisting(reg, m.dropped); err != nil {
-		return nil, err
-	}
-	if m.fetches, err = registerOrExisting(reg, m.fetches); err != nil {
-		return nil, err
-	}
-	if m.unreach, err = registerOrExisting(reg, m.unreach); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// registerOrExisting registers c on reg, or returns the identical collector
-// that is already registered.
-func registerOrExisting[C prometheus.Collector](reg *prometheus.Registry, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
+	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.signatures} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) || are.ExistingCollector != c {
+				return nil, err
 			}
 		}
-		return c, err
 	}
-	return c, nil
+	return m, nil
 }
 
 func (m *metrics) decision(d *enforce.Decision, class uaclass.Class) {
@@ -187,6 +180,22 @@ func (m *metrics) setTracked(zone string, tracked, blocked int) {
 	}
 	m.tracked.WithLabelValues(zone).Set(float64(tracked))
 	m.blocked.WithLabelValues(zone).Set(float64(blocked))
+}
+
+// zoneLeft drops the series of a zone that no handler uses any more (a
+// reload removed it), so that the process's collectors do not report its
+// last figures for as long as Caddy runs; a zone that comes back starts
+// from zero, as its state does.
+func (m *metrics) zoneLeft(zone string) {
+	if m == nil {
+		return
+	}
+	if _, used := states.References(stateKey(zone)); used {
+		return
+	}
+	m.tracked.DeleteLabelValues(zone)
+	m.blocked.DeleteLabelValues(zone)
+	m.dropped.DeleteLabelValues(zone)
 }
 
 // tarpit records a request entering (+1) or leaving (-1) the tarpit, or

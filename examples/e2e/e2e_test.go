@@ -148,6 +148,9 @@ func start(t *testing.T, o options) *server {
 		}
 	}
 	front, back := freePort(t), freePort(t)
+	for back == front { // the port freePort freed can come back at once
+		back = freePort(t)
+	}
 	s.front, s.backend = fmt.Sprintf("http://127.0.0.1:%d", front), fmt.Sprintf("http://127.0.0.1:%d", back)
 	servers := "servers {\n\t\tmax_header_size 2MB\n\t\tprotocols h1 h2 h2c\n"
 	if o.trustProxy {
