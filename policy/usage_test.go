@@ -77,9 +77,9 @@ Content-Usage: train-ai=y
 func TestUsageMatch(t *testing.T) {
 	for _, c := range []struct {
 		name, lines, path string
-		want               string // Prefs.String()
-		refused            Usage  // asked: every category
-		line               int    // the refusing line (1-based within lines), 0 for none
+		want              string // Prefs.String()
+		refused           Usage  // asked: every category
+		line              int    // the refusing line (1-based within lines), 0 for none
 	}{
 		{"no lines", "", "/x", "unknown", 0, 0},
 		{"whole group", "Content-Usage: train-ai=n", "/x", "train-ai=n", UsageTrainAI, 1},
