@@ -39,7 +39,7 @@ type counterRef struct{ prometheus.Counter }
 var cachedReasons = [...]enforce.Reason{
 	enforce.ReasonNone, enforce.ReasonRobotsTxt, enforce.ReasonAllowlisted, enforce.ReasonDisallowed,
 	enforce.ReasonCrawlDelay, enforce.ReasonRate, enforce.ReasonAddressRate, enforce.ReasonBlockedClient, enforce.ReasonTrap,
-	enforce.ReasonBadAgent, enforce.ReasonImpostor, enforce.ReasonBlockedClass, enforce.ReasonInvalid,
+	enforce.ReasonBadAgent, enforce.ReasonImpostor, enforce.ReasonBlockedClass, enforce.ReasonInvalid, enforce.ReasonContentUsage,
 }
 
 // newMetrics registers the collectors on reg. Caddy makes a new registry
