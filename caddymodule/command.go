@@ -39,6 +39,9 @@ classifier and decision, exactly as the robots_guard handler does:
       of the site's robots_guard in --config; defaults without), and why.
       UA may be a product token ("Googlebot/2.1") or a whole User-Agent.
       Where mainstream readings of the file's groups differ, shows both.
+      Where the file states AI usage preferences (Content-Usage,
+      Content-Signal), shows the one that applies, its lines and UA's
+      purposes.
       With --batch, reads JSON Lines {"robots": ..., "ua": ..., "url": ...}
       from standard input and writes one JSON object per line ("robots"
       may be left out with --config).

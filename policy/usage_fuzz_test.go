@@ -186,8 +186,12 @@ func FuzzMatchUsage(f *testing.F) {
 			}
 			refused[k] = wantRefused
 		}
-		if got := p.MatchUsage(tokens, &tg, all); got.Refused != refused[0]&refused[1] {
+		got := p.MatchUsage(tokens, &tg, all)
+		if got.Refused != refused[0]&refused[1] {
 			t.Fatalf("both readings of\n%s\ntarget %q: refused %v, want %v", robots, target, got.Refused, refused[0]&refused[1])
+		}
+		if got.Rule != nil && ParseStatement(got.Rule.Key, got.Rule.Pattern).Prefs.Disallowed&got.Refused == 0 {
+			t.Fatalf("both readings of\n%s\ntarget %q: line %d %q refuses none of %v", robots, target, got.Rule.Line, got.Rule, got.Refused)
 		}
 	})
 }

@@ -179,6 +179,12 @@ func TestUsageReadings(t *testing.T) {
 	if r := p.MatchUsageReading([]string{"ccbot"}, &tg, UsageTrainAI, SplitReading); r.Refused != 0 {
 		t.Errorf("ccbot, split reading: %+v", r)
 	}
+	// Where the readings refuse different categories, the line named
+	// refuses one that both refuse.
+	p2 := Compile(Parse([]byte("User-agent: GPTBot\nContent-Usage: / search=y, train-ai=n\nUser-agent: CCBot\nContent-Usage: search=n\nContent-Usage: train-ai=n\nAllow: /\n")))
+	if r := p2.MatchUsage([]string{"ccbot"}, &tg, UsageTrainAI|UsageSearch); r.Refused != UsageTrainAI || !r.Ambiguous || r.Rule == nil || r.Rule.Line != 5 {
+		t.Errorf("ccbot, readings differ: %+v", r)
+	}
 	// The split-group lint names the line.
 	found := false
 	for _, d := range Parse([]byte(robots)).Lint() {

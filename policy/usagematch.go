@@ -27,6 +27,10 @@ type usageSet struct {
 	entries     []usageEntry
 	path, query matcher
 	hasQuery    bool
+	// prefixOnly is set when every path is a plain prefix (no '*', '$'
+	// or '?'): such a path matches a target exactly when it matches the
+	// target's path, so a query needs no second evaluation.
+	prefixOnly bool
 }
 
 // usageEntry is the lines of one normalised path.
@@ -89,8 +93,10 @@ func newUsageSet(fields []Field) *usageSet {
 		e.prefs = e.prefs.Combine(st.Prefs)
 		e.lines = append(e.lines, int32(i))
 	}
+	s.prefixOnly = true
 	for _, e := range s.entries {
 		s.hasQuery = s.hasQuery || e.query
+		s.prefixOnly = s.prefixOnly && !strings.ContainsAny(e.np, "*$?")
 	}
 	s.path = buildMatcher(pats, func(i int) bool { return !s.entries[i].query }, wildIndexMin)
 	if s.hasQuery {
@@ -221,73 +227,62 @@ func (s *usageSet) line(k int32, u Usage, t string, pathAlone bool) *Rule {
 	return &s.rules[first]
 }
 
+// usageAnswer is one reading's answer for one form or both.
+type usageAnswer struct {
+	refused Usage
+	rule    *Rule    // the first line that refuses
+	prefs   Prefs    // for the normal target, as the drafts read it
+	lines   [2]*Rule // the lines that decide prefs, per form
+}
+
 // refused returns the categories of u that the set disallows for some
 // spelling of t (for a target with a query, also with its paths matched
-// against the path alone), and the first line that disallows them.
-func (s *usageSet) refused(t *Target, u Usage) (Usage, *Rule) {
-	var out Usage
-	var rule *Rule
+// against the path alone), the first line that disallows them, and the
+// preference for the normal target with the line that decides it.
+func (s *usageSet) refused(t *Target, u Usage) (a usageAnswer) {
 	for i := 0; i < t.spellings(); i++ {
 		x := t.spelling(i)
 		if isRobotsTxt(x) {
 			continue
 		}
 		for _, pathAlone := range [2]bool{false, true} {
-			if pathAlone && strings.IndexByte(x, '?') < 0 {
+			if pathAlone && (s.prefixOnly || strings.IndexByte(x, '?') < 0) {
 				break
 			}
 			prefs, k := s.eval(x, pathAlone)
+			if i == 0 && !pathAlone {
+				a.prefs, a.lines[0] = prefs, s.line(k, prefs.Disallowed, x, false)
+			}
 			if r := prefs.Disallowed & u; r != 0 {
-				if rule == nil {
-					rule = s.line(k, r, x, pathAlone)
+				if a.rule == nil {
+					a.rule = s.line(k, r, x, pathAlone)
 				}
-				out |= r
+				a.refused |= r
 			}
 		}
 	}
-	return out, rule
+	return a
 }
 
 // refused is usageSet.refused for both forms: a refusal of either
-// stands.
-func (p *prefSet) refused(t *Target, u Usage) (Usage, *Rule) {
+// stands, and their preferences combine.
+func (p *prefSet) refused(t *Target, u Usage) (a usageAnswer) {
 	if p == nil {
-		return 0, nil
-	}
-	var out Usage
-	var rule *Rule
-	for _, s := range [2]*usageSet{p.usage, p.signal} {
-		if s == nil {
-			continue
-		}
-		if r, line := s.refused(t, u); r != 0 {
-			if rule == nil {
-				rule = line
-			}
-			out |= r
-		}
-	}
-	return out, rule
-}
-
-// prefs returns the preference for the normal target t as a crawler that
-// follows the drafts computes it, and the lines that decide (one per
-// form, nil where none).
-func (p *prefSet) prefs(t string) (Prefs, [2]*Rule) {
-	var out Prefs
-	var lines [2]*Rule
-	if p == nil || isRobotsTxt(t) {
-		return out, lines
+		return a
 	}
 	for i, s := range [2]*usageSet{p.usage, p.signal} {
 		if s == nil {
 			continue
 		}
-		prefs, k := s.eval(t, false)
-		out = out.Combine(prefs)
-		lines[i] = s.line(k, prefs.Disallowed, t, false)
+		f := s.refused(t, u)
+		if f.refused != 0 && a.rule == nil {
+			a.rule = f.rule
+		}
+		a.refused |= f.refused
+		a.prefs = a.prefs.Combine(f.prefs)
+		a.lines[i] = f.lines[0]
 	}
-	return out, lines
+	return a
 }
 
 // UsageResult is the answer to [Policy.MatchUsage].
@@ -350,31 +345,30 @@ func (p *Policy) MatchUsageReading(tokens []string, t *Target, u Usage, r Readin
 	if g.prefsDiffer {
 		google = g.prefs[1]
 	}
+	var a usageAnswer
 	switch {
 	case !g.prefsDiffer || r == SplitReading:
-		res.Refused, res.Rule = split.refused(t, u)
-		res.Prefs, res.Lines = split.prefs(t.Normal)
+		a = split.refused(t, u)
 	case r == GoogleReading:
-		res.Refused, res.Rule = google.refused(t, u)
-		res.Prefs, res.Lines = google.prefs(t.Normal)
+		a = google.refused(t, u)
 	default:
-		rs, rule := split.refused(t, u)
-		rg, ruleG := google.refused(t, u)
-		res.Refused, res.Ambiguous = rs&rg, rs != rg
-		if res.Refused != 0 {
-			res.Rule = rule
-			if rule == nil {
-				res.Rule = ruleG
-			}
+		a = split.refused(t, u)
+		ag := google.refused(t, u)
+		res.Ambiguous = a.refused != ag.refused
+		if both := a.refused & ag.refused; both != a.refused && both != 0 {
+			// Name a line that refuses what both readings refuse.
+			a.rule = split.refused(t, both).rule
 		}
-		ps, ls := split.prefs(t.Normal)
-		pg, lg := google.prefs(t.Normal)
-		d := ps.Disallowed & pg.Disallowed
-		res.Prefs = Prefs{Allowed: (ps.Allowed | pg.Allowed) &^ d, Disallowed: d}
-		res.Lines = ls
-		if ls == [2]*Rule{} {
-			res.Lines = lg
+		a.refused &= ag.refused
+		d := a.prefs.Disallowed & ag.prefs.Disallowed
+		a.prefs = Prefs{Allowed: (a.prefs.Allowed | ag.prefs.Allowed) &^ d, Disallowed: d}
+		if a.lines == [2]*Rule{} {
+			a.lines = ag.lines
 		}
+	}
+	res.Refused, res.Prefs, res.Lines = a.refused, a.prefs, a.lines
+	if a.refused != 0 {
+		res.Rule = a.rule
 	}
 	return res
 }
