@@ -691,6 +691,10 @@ type classifyResult struct {
 	Operator      string   `json:"operator,omitempty"`
 	Verify        string   `json:"verify,omitempty"`
 	UserTriggered bool     `json:"user_triggered,omitempty"`
+	// Purposes are what the bot does with what it fetches (train-ai,
+	// search, ai-input, user-triggered), with their source.
+	Purposes      []string `json:"purposes,omitempty"`
+	PurposeSource string   `json:"purpose_source,omitempty"`
 	// BlockedClass is set when the site's block_class shuts the class out.
 	BlockedClass bool `json:"blocked_class,omitempty"`
 }
@@ -711,7 +715,10 @@ func classify(h *Handler, in io.Reader, out io.Writer, args []string) error {
 	enc := json.NewEncoder(out)
 	one := func(ua string) error {
 		r := c.Classify(ua)
-		res := classifyResult{UA: ua, Class: r.Class.String(), Tokens: r.Tokens, UserTriggered: r.UserTriggered(), BlockedClass: blocked[r.Class]}
+		res := classifyResult{UA: ua, Class: r.Class.String(), Tokens: r.Tokens, UserTriggered: r.UserTriggered(), Purposes: r.Purposes().List(), BlockedClass: blocked[r.Class]}
+		if r.Bot != nil {
+			res.PurposeSource = r.Bot.PurposeSource
+		}
 		if res.Tokens == nil {
 			res.Tokens = []string{}
 		}

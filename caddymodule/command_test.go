@@ -278,7 +278,7 @@ func TestClassifyCommand(t *testing.T) {
 	if err := classify(&Handler{}, nil, &out, []string{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot"}); err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"ua":"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot","class":"ai","tokens":["chatgpt-user"],"bot":"ChatGPT-User","operator":"OpenAI","verify":"ranges","user_triggered":true}` + "\n"; out.String() != want {
+	if want := `{"ua":"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot","class":"ai","tokens":["chatgpt-user"],"bot":"ChatGPT-User","operator":"OpenAI","verify":"ranges","user_triggered":true,"purposes":["user-triggered"],"purpose_source":"https://developers.openai.com/api/docs/bots"}` + "\n"; out.String() != want {
 		t.Errorf("got %s", out.String())
 	}
 }

@@ -127,8 +127,10 @@ type Decision struct {
 	Action Action
 	// Reason says why; ReasonNone for an ordinary allowed request.
 	Reason Reason
-	// Rule is the robots.txt rule that decided, or nil. It points into the
-	// policy and must not be modified.
+	// Rule is the robots.txt rule that decided, or nil: an Allow or
+	// Disallow line, or for ReasonContentUsage the Content-Usage or
+	// Content-Signal line (Rule.Key says which). It points into the policy
+	// and must not be modified.
 	Rule *policy.Rule
 	// Group is the robots.txt group that applied: a product token, "*", or
 	// "" when none did or the client is not bound by robots.txt.
