@@ -86,6 +86,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    throttle         <status> [<body>]
 //	    log_allowed      <fraction>
 //	    x_robots_tag     <pattern> [<agent>:] <directive...>
+//	    content_usage    enforce|log|off
+//	    content_usage_header <pattern> <preferences...>
 //	    canonical        redirect|header|off
 //	    canonical_redirect_humans
 //	}
@@ -391,6 +393,18 @@ var caddyfileOptions = map[string]caddyfileOption{
 		rule.Directives = rest
 		h.XRobotsTags = append(h.XRobotsTags, rule)
 		r.set(fmt.Sprintf("x_robots_tags[%d]", len(h.XRobotsTags)-1))
+		return nil
+	}},
+	"content_usage": {read: func(h *Handler, r *optionReader) error {
+		return r.set("content_usage").one(&h.ContentUsage)
+	}},
+	"content_usage_header": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(2, -1, "<pattern> <preferences...>")
+		if err != nil {
+			return err
+		}
+		h.ContentUsageHeaders = append(h.ContentUsageHeaders, UsageHeader{Pattern: args[0], Preferences: strings.Join(args[1:], " ")})
+		r.set(fmt.Sprintf("content_usage_headers[%d]", len(h.ContentUsageHeaders)-1))
 		return nil
 	}},
 	"canonical": {read: func(h *Handler, r *optionReader) error {

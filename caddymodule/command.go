@@ -39,6 +39,9 @@ classifier and decision, exactly as the robots_guard handler does:
       of the site's robots_guard in --config; defaults without), and why.
       UA may be a product token ("Googlebot/2.1") or a whole User-Agent.
       Where mainstream readings of the file's groups differ, shows both.
+      Where the file states AI usage preferences (Content-Usage,
+      Content-Signal), shows the one that applies, its lines and UA's
+      purposes.
       With --batch, reads JSON Lines {"robots": ..., "ua": ..., "url": ...}
       from standard input and writes one JSON object per line ("robots"
       may be left out with --config).
@@ -391,6 +394,74 @@ type checkResult struct {
 	// Readings holds the answers of Google's and of protego/temoto's
 	// reading of the file's groups, when they differ.
 	Readings map[string]readingResult `json:"readings,omitempty"`
+	// Usage is the AI usage preference that applies, when the file states
+	// any (Content-Usage, Content-Signal) and robots.txt binds the client.
+	Usage *usageCheck `json:"usage,omitempty"`
+}
+
+// usageCheck is the AI usage preference that applies to a URL, and why.
+type usageCheck struct {
+	// Purposes are the client's purposes from the bot database (none for
+	// a client of unknown purpose, which no preference refuses).
+	Purposes []string `json:"purposes"`
+	// Preferences is what the client's group states for the URL, e.g.
+	// "train-ai=n, search=y", or "unknown".
+	Preferences string `json:"preferences"`
+	// Lines are the lines that decide it, e.g. "line 4: Content-Usage:
+	// train-ai=n".
+	Lines []string `json:"lines,omitempty"`
+	// Refused lists the categories of the client's purposes that the
+	// preferences refuse (in both readings of the groups), or is empty.
+	Refused string `json:"refused,omitempty"`
+	// Ambiguous is set when the two readings of the file's groups refuse
+	// different categories.
+	Ambiguous bool `json:"ambiguous,omitempty"`
+}
+
+// usageOf answers which AI usage preference applies to the request.
+func usageOf(p *policy.Policy, req *enforce.Request) *usageCheck {
+	if !p.HasUsage() || req.UA.Class == uaclass.Browser {
+		return nil
+	}
+	purposes := req.UA.Purposes()
+	r := p.MatchUsage(req.UA.Tokens, &req.Target, purposes.Usage())
+	if r.Agent == "" {
+		return nil
+	}
+	u := &usageCheck{Purposes: purposes.List(), Preferences: r.Prefs.String(), Ambiguous: r.Ambiguous}
+	if u.Purposes == nil {
+		u.Purposes = []string{}
+	}
+	for _, l := range r.Lines {
+		if l != nil {
+			u.Lines = append(u.Lines, fmt.Sprintf("line %d: %s", l.Line, l))
+		}
+	}
+	if r.Refused != 0 {
+		u.Refused = r.Refused.String()
+	}
+	return u
+}
+
+// describe says which preference applies and what it means for the
+// client.
+func (u *usageCheck) describe() string {
+	out := "AI usage " + u.Preferences
+	if len(u.Lines) > 0 {
+		out += " by " + strings.Join(u.Lines, " and ")
+	}
+	switch {
+	case len(u.Purposes) == 0:
+		out += "; purpose unknown: judged by Allow/Disallow only"
+	case u.Refused != "":
+		out += "; its purposes " + strings.Join(u.Purposes, ",") + ": " + u.Refused + " refused"
+	default:
+		out += "; its purposes " + strings.Join(u.Purposes, ",") + ": none refused"
+	}
+	if u.Ambiguous {
+		out += " (the readings of the groups differ: refused only what both refuse)"
+	}
+	return out
 }
 
 // readingResult is one reading's answer.
@@ -425,6 +496,9 @@ func (ck *checker) check(robots []byte, ua, rawURL string) (checkResult, error) 
 	out := checkResult{URL: rawURL, Allowed: !d.Enforced(), Reason: string(d.Reason), Class: req.UA.Class.String(), Group: d.Group, Canonical: v.canonURL}
 	if d.Rule != nil {
 		out.Line, out.Rule = d.Rule.Line, d.Rule.String()
+	}
+	if d.Reason != enforce.ReasonDisallowed {
+		out.Usage = usageOf(p, &req)
 	}
 	if req.UA.Class != uaclass.Browser {
 		g := p.MatchReading(req.UA.Tokens, &req.Target, policy.GoogleReading)
@@ -463,9 +537,12 @@ func (ck *checker) urls(w io.Writer, robots []byte, ua string, urls []string) er
 		switch {
 		case r.Class == uaclass.Browser.String():
 			why = append(why, "a browser: robots.txt does not bind people")
-		case r.Reason != "" && r.Reason != string(enforce.ReasonDisallowed):
+		case r.Reason != "" && r.Reason != string(enforce.ReasonDisallowed) && r.Reason != string(enforce.ReasonContentUsage):
 			why = append(why, r.Reason)
 		default:
+			if r.Reason == string(enforce.ReasonContentUsage) {
+				why = append(why, "content_usage: the site's AI usage preferences refuse its purpose")
+			}
 			group := r.Group
 			if group == "" {
 				group = "none"
@@ -480,6 +557,9 @@ func (ck *checker) urls(w io.Writer, robots []byte, ua string, urls []string) er
 		if g, ok := r.Readings["google"]; ok {
 			s := r.Readings["split"]
 			why = append(why, fmt.Sprintf("the readings of the groups differ: Google's %s, protego/temoto's %s; refused only when both disallow", describe(g), describe(s)))
+		}
+		if r.Usage != nil {
+			why = append(why, r.Usage.describe())
 		}
 		if r.Canonical != "" {
 			why = append(why, "canonical "+r.Canonical)
@@ -668,6 +748,10 @@ type classifyResult struct {
 	Operator      string   `json:"operator,omitempty"`
 	Verify        string   `json:"verify,omitempty"`
 	UserTriggered bool     `json:"user_triggered,omitempty"`
+	// Purposes are what the bot does with what it fetches (train-ai,
+	// search, ai-input, user-triggered), with their source.
+	Purposes      []string `json:"purposes,omitempty"`
+	PurposeSource string   `json:"purpose_source,omitempty"`
 	// BlockedClass is set when the site's block_class shuts the class out.
 	BlockedClass bool `json:"blocked_class,omitempty"`
 }
@@ -688,7 +772,10 @@ func classify(h *Handler, in io.Reader, out io.Writer, args []string) error {
 	enc := json.NewEncoder(out)
 	one := func(ua string) error {
 		r := c.Classify(ua)
-		res := classifyResult{UA: ua, Class: r.Class.String(), Tokens: r.Tokens, UserTriggered: r.UserTriggered(), BlockedClass: blocked[r.Class]}
+		res := classifyResult{UA: ua, Class: r.Class.String(), Tokens: r.Tokens, UserTriggered: r.UserTriggered(), Purposes: r.Purposes().List(), BlockedClass: blocked[r.Class]}
+		if r.Bot != nil {
+			res.PurposeSource = r.Bot.PurposeSource
+		}
 		if res.Tokens == nil {
 			res.Tokens = []string{}
 		}

@@ -55,6 +55,7 @@ type settings struct {
 	engine  enforce.Config
 	blocked []uaclass.Class
 	index   indexRules
+	usage   usageHeaders
 	// verify is nil when verification is off.
 	verify *uaclass.VerifierOptions
 	// webBotAuth is nil when web_bot_auth is not configured.
@@ -256,6 +257,18 @@ func (h *Handler) checkConfig() (*settings, error) {
 			return nil, &configError{fmt.Sprintf("x_robots_tags[%d]", i), err}
 		}
 		s.index = append(s.index, c)
+	}
+	mode, err := parseUsageMode(h.ContentUsage)
+	if err != nil {
+		return nil, &configError{"content_usage", err}
+	}
+	cfg.ContentUsage = mode
+	for i, u := range h.ContentUsageHeaders {
+		c, err := compileUsageHeader(u)
+		if err != nil {
+			return nil, &configError{fmt.Sprintf("content_usage_headers[%d]", i), err}
+		}
+		s.usage = append(s.usage, c)
 	}
 	switch h.Canonical {
 	case "":

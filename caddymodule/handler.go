@@ -247,6 +247,19 @@ type Handler struct {
 	// not, merged with the backend's own. Default: none.
 	XRobotsTags []IndexRule `json:"x_robots_tags,omitempty"`
 
+	// ContentUsage is what becomes of a bot whose purpose (from the bot
+	// database: train-ai, search, ai-input, user-triggered) the robots.txt's
+	// AI usage preferences (Content-Usage and Content-Signal lines) refuse
+	// for the path: "enforce" refuses it (reason content_usage, no strike),
+	// "log" serves it and logs the violation, "off" does not check. Bots of
+	// unknown purpose are judged by Allow and Disallow only. Default:
+	// "enforce".
+	ContentUsage string `json:"content_usage,omitempty"`
+
+	// ContentUsageHeaders add a Content-Usage header (AIPREF) to matching
+	// responses, merged with the backend's own ("no" wins). Default: none.
+	ContentUsageHeaders []UsageHeader `json:"content_usage_headers,omitempty"`
+
 	// Canonical applies the robots.txt's canonicalisation fields
 	// (QueryParam, Domain, IndexPage): "redirect" (default) answers a bot's
 	// request for an allowed URL that is not canonical with 301 to the
@@ -274,6 +287,7 @@ type Handler struct {
 	shared     *sharedState
 	blocked    []uaclass.Class
 	index      indexRules
+	usage      usageHeaders
 	tarpit     chan struct{} // a semaphore of TarpitMax held requests
 	unloaded   <-chan struct{}
 	cancel     func()
@@ -323,7 +337,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.blocked, h.index = set.blocked, set.index
+	h.blocked, h.index, h.usage = set.blocked, set.index, set.usage
 	h.metrics, err = sharedMetrics(ctx.GetMetricsRegistry())
 	if err != nil {
 		return fmt.Errorf("robots_guard: registering metrics: %v", err)
@@ -501,6 +515,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			w = &robotsTagWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
 		}
 	}
+	if len(h.usage) > 0 {
+		if add, ok := h.usage.forTarget(normal); ok {
+			w = &contentUsageWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
+		}
+	}
 	return next.ServeHTTP(w, r)
 }
 
@@ -571,7 +590,7 @@ func (h *Handler) refuse(w http.ResponseWriter, d *enforce.Decision) error {
 	}
 	w.Header().Set("X-Robots-Guard", string(reason))
 	msg := fmt.Sprintf("robots_guard: %s: %s", d.Action, reason)
-	if d.Rule != nil && reason == enforce.ReasonDisallowed {
+	if d.Rule != nil && (reason == enforce.ReasonDisallowed || reason == enforce.ReasonContentUsage) {
 		rule := fmt.Sprintf("robots.txt line %d: %s", d.Rule.Line, d.Rule)
 		w.Header().Set("X-Robots-Guard-Rule", rule)
 		msg += " by " + rule

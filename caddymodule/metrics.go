@@ -44,7 +44,7 @@ type counterRef struct{ prometheus.Counter }
 var cachedReasons = [...]enforce.Reason{
 	enforce.ReasonNone, enforce.ReasonRobotsTxt, enforce.ReasonAllowlisted, enforce.ReasonDisallowed,
 	enforce.ReasonCrawlDelay, enforce.ReasonRate, enforce.ReasonAddressRate, enforce.ReasonBlockedClient, enforce.ReasonTrap,
-	enforce.ReasonBadAgent, enforce.ReasonImpostor, enforce.ReasonBlockedClass, enforce.ReasonInvalid,
+	enforce.ReasonBadAgent, enforce.ReasonImpostor, enforce.ReasonBlockedClass, enforce.ReasonInvalid, enforce.ReasonContentUsage,
 }
 
 // processMetrics are the collectors of the Caddy process, made once. Caddy
