@@ -348,7 +348,7 @@ func newChecker(h *Handler, ip netip.Addr) (*checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.blocked, h.index = set.blocked, set.index
+	h.blocked, h.index, h.usage = set.blocked, set.index, set.usage
 	cfg := set.engine
 	// Each query is answered 48 hours after the one before, so that no
 	// rate, strike or block of one query touches the next.
