@@ -13,6 +13,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/audit"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/upstream"
 )
 
 func auditCommand() *cobra.Command {
@@ -51,7 +52,7 @@ Exit status: 0 when the audit ran (findings or not), 1 when it could not
   caddy robots audit --robots /srv/www/robots.txt --root /srv/www --max-pages 5000
   caddy robots audit --url https://example.com --json > audit.json`,
 	}
-	c.Flags().StringP("robots", "r", "", "robots.txt to audit against (default: DIR/robots.txt, or the one BASE serves)")
+	c.Flags().StringP("robots", "r", "", "robots.txt to audit against, a file or an http(s) URL (default: DIR/robots.txt, or the one BASE serves)")
 	c.Flags().String("root", "", "the site's document root")
 	c.Flags().String("url", "", "base URL of a running site to crawl")
 	c.Flags().Int("max-pages", 1000, "most pages to read")
@@ -77,7 +78,14 @@ Exit status: 0 when the audit ran (findings or not), 1 when it could not
 		if robotsFile == "" && root != "" {
 			robotsFile = filepath.Join(root, "robots.txt")
 		}
-		if robotsFile != "" {
+		switch {
+		case upstream.IsURL(robotsFile):
+			// The application's own robots.txt, fetched as the
+			// handler fetches it.
+			if robots, _, err = loadRobots(cmd.Context(), &Handler{Robots: robotsFile}); err != nil {
+				return err
+			}
+		case robotsFile != "":
 			if robots, err = os.ReadFile(robotsFile); err != nil {
 				return err
 			}
@@ -90,13 +98,13 @@ Exit status: 0 when the audit ran (findings or not), 1 when it could not
 			}
 		} else {
 			o := audit.CrawlOptions{MaxPages: maxPages, Delay: delay}
+			var bar *progress
 			if !quiet {
-				o.Progress = newProgress(cmd.ErrOrStderr(), maxPages).update
+				bar = newProgress(cmd.ErrOrStderr(), maxPages)
+				o.Progress = bar.update
 			}
 			crawl, err = audit.CrawlSite(base, o)
-			if !quiet {
-				fmt.Fprintln(cmd.ErrOrStderr())
-			}
+			bar.end()
 			if err != nil {
 				return err
 			}
@@ -165,6 +173,13 @@ func newProgress(w io.Writer, maxPages int) *progress {
 		}
 	}
 	return p
+}
+
+// end ends the bar's line on a terminal; elsewhere there is none.
+func (p *progress) end() {
+	if p != nil && p.terminal {
+		fmt.Fprintln(p.w)
+	}
 }
 
 func (p *progress) update(s audit.Progress) {

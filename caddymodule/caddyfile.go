@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
 //
 //	robots_guard [<matcher>] {
-//	    robots           <robots.txt file>
+//	    robots           <robots.txt file or http(s) URL>
+//	    robots_host      <host>
+//	    robots_header    <field> <value>
+//	    robots_refresh   <duration>
 //	    serve_robots     on|off
 //	    mode             enforce|dry_run
 //	    block_class      <class...>
@@ -89,6 +93,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    throttle         <status> [<body>]
 //	    log_allowed      <fraction>
 //	    x_robots_tag     <pattern> [<agent>:] <directive...>
+//	    content_usage    enforce|log|off
+//	    content_usage_header <pattern> <preferences...>
 //	    canonical        redirect|header|off
 //	    canonical_redirect_humans
 //	}
@@ -160,6 +166,28 @@ type caddyfileOption struct {
 var caddyfileOptions = map[string]caddyfileOption{
 	"robots": {read: func(h *Handler, r *optionReader) error {
 		return r.set("robots").one(&h.Robots)
+	}},
+	"robots_host": {read: func(h *Handler, r *optionReader) error {
+		return r.set("robots_host").one(&h.RobotsHost)
+	}},
+	"robots_header": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(2, 2, "<field> <value>")
+		if err != nil {
+			return err
+		}
+		name := http.CanonicalHeaderKey(args[0])
+		if _, dup := h.RobotsHeaders[name]; dup {
+			return r.errf("field '%s' already set", name)
+		}
+		if h.RobotsHeaders == nil {
+			h.RobotsHeaders = map[string]string{}
+		}
+		h.RobotsHeaders[name] = args[1]
+		r.set("robots_headers." + name)
+		return nil
+	}},
+	"robots_refresh": {read: func(h *Handler, r *optionReader) error {
+		return r.set("robots_refresh").positiveDuration(&h.RobotsRefresh)
 	}},
 	"serve_robots": {read: func(h *Handler, r *optionReader) error {
 		on, err := r.set("serve_robots").onOff()
@@ -373,6 +401,18 @@ var caddyfileOptions = map[string]caddyfileOption{
 		rule.Directives = rest
 		h.XRobotsTags = append(h.XRobotsTags, rule)
 		r.set(fmt.Sprintf("x_robots_tags[%d]", len(h.XRobotsTags)-1))
+		return nil
+	}},
+	"content_usage": {read: func(h *Handler, r *optionReader) error {
+		return r.set("content_usage").one(&h.ContentUsage)
+	}},
+	"content_usage_header": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(2, -1, "<pattern> <preferences...>")
+		if err != nil {
+			return err
+		}
+		h.ContentUsageHeaders = append(h.ContentUsageHeaders, UsageHeader{Pattern: args[0], Preferences: strings.Join(args[1:], " ")})
+		r.set(fmt.Sprintf("content_usage_headers[%d]", len(h.ContentUsageHeaders)-1))
 		return nil
 	}},
 	"canonical": {read: func(h *Handler, r *optionReader) error {

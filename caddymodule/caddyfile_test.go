@@ -122,9 +122,22 @@ func TestCaddyfileOptions(t *testing.T) {
 	if err != nil || h.Robots != "/srv/robots.txt" || h.Verify == nil || !h.Verify.Disabled || h.ServeRobots == nil || !*h.ServeRobots || h.Grace != -1 {
 		t.Errorf("short form: %+v, %v", h, err)
 	}
+	// A robots.txt read from the application, with the fetch's options.
+	h, err = unmarshal(t, "robots_guard {\n robots http://127.0.0.1:3000/robots.txt\n robots_host www.example.com\n robots_header x-forwarded-proto https\n robots_header X-Site shop\n robots_refresh 30s\n}")
+	want = &Handler{
+		Robots: "http://127.0.0.1:3000/robots.txt", RobotsHost: "www.example.com",
+		RobotsHeaders: map[string]string{"X-Forwarded-Proto": "https", "X-Site": "shop"},
+		RobotsRefresh: caddy.Duration(30 * time.Second),
+	}
+	if err != nil || !reflect.DeepEqual(h, want) {
+		t.Errorf("robots URL: %+v, %v", h, err)
+	}
 	// The adapter checks a copy: the defaults stay out of the JSON.
 	if h, err := unmarshal(t, "robots_guard"); err != nil || !reflect.DeepEqual(h, &Handler{}) {
 		t.Errorf("bare directive: %+v, %v", h, err)
+	}
+	if h, err := unmarshal(t, "robots_guard {\n robots https://app.internal/robots.txt\n}"); err != nil || !reflect.DeepEqual(h, &Handler{Robots: "https://app.internal/robots.txt"}) {
+		t.Errorf("robots URL alone: %+v, %v", h, err)
 	}
 	// Sizes take Caddy's units.
 	for in, want := range map[string]int{"4MiB": 4 << 20, "512KB": 512000, "1048576": 1 << 20, "2mb": 2000000} {

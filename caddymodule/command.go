@@ -39,11 +39,14 @@ classifier and decision, exactly as the robots_guard handler does:
       of the site's robots_guard in --config; defaults without), and why.
       UA may be a product token ("Googlebot/2.1") or a whole User-Agent.
       Where mainstream readings of the file's groups differ, shows both.
+      Where the file states AI usage preferences (Content-Usage,
+      Content-Signal), shows the one that applies, its lines and UA's
+      purposes.
       With --batch, reads JSON Lines {"robots": ..., "ua": ..., "url": ...}
       from standard input and writes one JSON object per line ("robots"
       may be left out with --config).
 
-  caddy robots lint FILE
+  caddy robots lint FILE|-
       Prints FILE:LINE: severity: message [code] for each finding; exits 1
       when there are errors.
 
@@ -104,8 +107,33 @@ func checkCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check [--config FILE [--site NAME]] [--robots FILE] --user-agent UA URL... | check --batch",
 		Short: "Says whether a User-Agent may fetch URLs, as the robots_guard handler decides",
+		Long: `
+Says for each URL whether the User-Agent may fetch it, with the handler's
+own decision: the same reading of the target, the same canonical-URL check,
+the same engine, on the robots.txt the handler serves. With --config (a
+Caddyfile or JSON; --site picks one of several robots_guard handlers by
+host, server name or listen address) it uses the site's settings: its bot
+entries, block_class, traps and allow lists (--ip sets the client address);
+without, the defaults. UA may be a product token (Googlebot/2.1) or a whole
+User-Agent.
+
+Output: one line per URL, tab-separated: "allowed", "disallowed" or
+"refused" (a refusal for another reason: trap, blocked_class, ...), the URL,
+and why in parentheses (the group and the rule that decided, or the
+reason; where mainstream readings of the file's groups differ, both
+answers). With --batch, reads JSON Lines {"robots": "...", "ua": "...",
+"url": "..."} ("robots" may be left out with --config or --robots) and
+writes one JSON object per line: url, allowed, reason, class, group, line,
+rule; a bad or over-long (over 1 MB) line gets {"error": "..."} and the
+batch goes on.
+
+Exit status: 0 when every URL was answered, allowed or not; 1 when a flag,
+the config or the robots.txt file is wrong or unreadable.`,
+		Example: `  caddy robots check --robots robots.txt --user-agent Googlebot/2.1 https://example.com/private/x
+  caddy robots check --config Caddyfile --site shop.example.com -A GPTBot https://shop.example.com/x
+  caddy robots check --batch < queries.jsonl`,
 	}
-	c.Flags().StringP("robots", "r", "", "robots.txt file (default: the site's robots file in --config)")
+	c.Flags().StringP("robots", "r", "", "robots.txt file (default: the site's robots.txt in --config: its file, or its application's URL, fetched once)")
 	c.Flags().StringP("user-agent", "A", "", "product token or User-Agent string")
 	c.Flags().String("ip", "192.0.2.1", "client IP the requests come from (for allow_ip)")
 	c.Flags().Bool("batch", false, "read JSON Lines from standard input")
@@ -120,15 +148,17 @@ func checkCommand() *cobra.Command {
 		if err != nil {
 			return fmt.Errorf("--ip: %v", err)
 		}
+		// The site's robots.txt as its handler reads it (a file, or the
+		// application's URL fetched once), unless --robots names one.
 		file, _ := cmd.Flags().GetString("robots")
-		if file == "" {
-			file = h.Robots
-		}
 		var data []byte
 		if file != "" {
-			if data, err = os.ReadFile(file); err != nil {
-				return err
-			}
+			data, err = os.ReadFile(file)
+		} else {
+			data, _, err = loadRobots(cmd.Context(), h)
+		}
+		if err != nil {
+			return err
 		}
 		ck, err := newChecker(h, ip)
 		if err != nil {
@@ -318,7 +348,7 @@ func newChecker(h *Handler, ip netip.Addr) (*checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.blocked, h.index = set.blocked, set.index
+	h.blocked, h.index, h.usage = set.blocked, set.index, set.usage
 	cfg := set.engine
 	// Each query is answered 48 hours after the one before, so that no
 	// rate, strike or block of one query touches the next.
@@ -364,6 +394,74 @@ type checkResult struct {
 	// Readings holds the answers of Google's and of protego/temoto's
 	// reading of the file's groups, when they differ.
 	Readings map[string]readingResult `json:"readings,omitempty"`
+	// Usage is the AI usage preference that applies, when the file states
+	// any (Content-Usage, Content-Signal) and robots.txt binds the client.
+	Usage *usageCheck `json:"usage,omitempty"`
+}
+
+// usageCheck is the AI usage preference that applies to a URL, and why.
+type usageCheck struct {
+	// Purposes are the client's purposes from the bot database (none for
+	// a client of unknown purpose, which no preference refuses).
+	Purposes []string `json:"purposes"`
+	// Preferences is what the client's group states for the URL, e.g.
+	// "train-ai=n, search=y", or "unknown".
+	Preferences string `json:"preferences"`
+	// Lines are the lines that decide it, e.g. "line 4: Content-Usage:
+	// train-ai=n".
+	Lines []string `json:"lines,omitempty"`
+	// Refused lists the categories of the client's purposes that the
+	// preferences refuse (in both readings of the groups), or is empty.
+	Refused string `json:"refused,omitempty"`
+	// Ambiguous is set when the two readings of the file's groups refuse
+	// different categories.
+	Ambiguous bool `json:"ambiguous,omitempty"`
+}
+
+// usageOf answers which AI usage preference applies to the request.
+func usageOf(p *policy.Policy, req *enforce.Request) *usageCheck {
+	if !p.HasUsage() || req.UA.Class == uaclass.Browser {
+		return nil
+	}
+	purposes := req.UA.Purposes()
+	r := p.MatchUsage(req.UA.Tokens, &req.Target, purposes.Usage())
+	if r.Agent == "" {
+		return nil
+	}
+	u := &usageCheck{Purposes: purposes.List(), Preferences: r.Prefs.String(), Ambiguous: r.Ambiguous}
+	if u.Purposes == nil {
+		u.Purposes = []string{}
+	}
+	for _, l := range r.Lines {
+		if l != nil {
+			u.Lines = append(u.Lines, fmt.Sprintf("line %d: %s", l.Line, l))
+		}
+	}
+	if r.Refused != 0 {
+		u.Refused = r.Refused.String()
+	}
+	return u
+}
+
+// describe says which preference applies and what it means for the
+// client.
+func (u *usageCheck) describe() string {
+	out := "AI usage " + u.Preferences
+	if len(u.Lines) > 0 {
+		out += " by " + strings.Join(u.Lines, " and ")
+	}
+	switch {
+	case len(u.Purposes) == 0:
+		out += "; purpose unknown: judged by Allow/Disallow only"
+	case u.Refused != "":
+		out += "; its purposes " + strings.Join(u.Purposes, ",") + ": " + u.Refused + " refused"
+	default:
+		out += "; its purposes " + strings.Join(u.Purposes, ",") + ": none refused"
+	}
+	if u.Ambiguous {
+		out += " (the readings of the groups differ: refused only what both refuse)"
+	}
+	return out
 }
 
 // readingResult is one reading's answer.
@@ -398,6 +496,9 @@ func (ck *checker) check(robots []byte, ua, rawURL string) (checkResult, error) 
 	out := checkResult{URL: rawURL, Allowed: !d.Enforced(), Reason: string(d.Reason), Class: req.UA.Class.String(), Group: d.Group, Canonical: v.canonURL}
 	if d.Rule != nil {
 		out.Line, out.Rule = d.Rule.Line, d.Rule.String()
+	}
+	if d.Reason != enforce.ReasonDisallowed {
+		out.Usage = usageOf(p, &req)
 	}
 	if req.UA.Class != uaclass.Browser {
 		g := p.MatchReading(req.UA.Tokens, &req.Target, policy.GoogleReading)
@@ -436,9 +537,12 @@ func (ck *checker) urls(w io.Writer, robots []byte, ua string, urls []string) er
 		switch {
 		case r.Class == uaclass.Browser.String():
 			why = append(why, "a browser: robots.txt does not bind people")
-		case r.Reason != "" && r.Reason != string(enforce.ReasonDisallowed):
+		case r.Reason != "" && r.Reason != string(enforce.ReasonDisallowed) && r.Reason != string(enforce.ReasonContentUsage):
 			why = append(why, r.Reason)
 		default:
+			if r.Reason == string(enforce.ReasonContentUsage) {
+				why = append(why, "content_usage: the site's AI usage preferences refuse its purpose")
+			}
 			group := r.Group
 			if group == "" {
 				group = "none"
@@ -453,6 +557,9 @@ func (ck *checker) urls(w io.Writer, robots []byte, ua string, urls []string) er
 		if g, ok := r.Readings["google"]; ok {
 			s := r.Readings["split"]
 			why = append(why, fmt.Sprintf("the readings of the groups differ: Google's %s, protego/temoto's %s; refused only when both disallow", describe(g), describe(s)))
+		}
+		if r.Usage != nil {
+			why = append(why, r.Usage.describe())
 		}
 		if r.Canonical != "" {
 			why = append(why, "canonical "+r.Canonical)
@@ -552,7 +659,23 @@ func lintCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "lint FILE|-",
 		Short: "Reports problems in a robots.txt file (- reads standard input)",
-		Args:  cobra.ExactArgs(1),
+		Long: `
+Reports problems in a robots.txt file, as robotsguard's parser reads it:
+errors (content that is no robots.txt at all, such as an HTML page or
+binary data; the handler never lets such a file replace the rules in
+force), warnings (input guessed at or ignored, such as a likely typo of a
+field, a rule before any User-agent line, groups that mainstream parsers
+read differently, a rule that cannot have the effect its author meant) and
+information. FILE "-" reads standard input.
+
+Output: one line per finding, "FILE:LINE: severity: message [code]"
+("stdin" for -); nothing when the file is clean.
+
+Exit status: 0 when there is no error (warnings and information
+included); 1 when there are errors, or the file cannot be read.`,
+		Example: `  caddy robots lint /srv/www/robots.txt
+  curl -s https://example.com/robots.txt | caddy robots lint -`,
+		Args: cobra.ExactArgs(1),
 	}
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
 		name := args[0]
@@ -588,8 +711,22 @@ func lint(w io.Writer, name string, data []byte) error {
 
 func classifyCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "classify [UA...]",
+		Use:   "classify [--config FILE [--site NAME]] [UA...]",
 		Short: "Classifies User-Agent strings",
+		Long: `
+Classifies User-Agents as the robots_guard handler does, from the
+arguments or, one per line, from standard input; with --config, with the
+site's bot entries, and saying whether its block_class shuts the class out.
+
+Output: one JSON object per User-Agent: ua, class (browser, search, ai,
+seo, social, monitor, script, bad, bot, unknown), tokens (the product
+tokens robots.txt groups are matched against), and where known bot,
+operator, verify (how a claim is verified: dns, ranges), user_triggered,
+blocked_class.
+
+Exit status: 0 on success; 1 when a flag or the config is wrong.`,
+		Example: `  caddy robots classify 'curl/8.5.0' 'Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)'
+  cut -d'"' -f6 access.log | sort -u | caddy robots classify --config /etc/caddy/Caddyfile`,
 	}
 	siteFlags(c)
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
@@ -611,6 +748,10 @@ type classifyResult struct {
 	Operator      string   `json:"operator,omitempty"`
 	Verify        string   `json:"verify,omitempty"`
 	UserTriggered bool     `json:"user_triggered,omitempty"`
+	// Purposes are what the bot does with what it fetches (train-ai,
+	// search, ai-input, user-triggered), with their source.
+	Purposes      []string `json:"purposes,omitempty"`
+	PurposeSource string   `json:"purpose_source,omitempty"`
 	// BlockedClass is set when the site's block_class shuts the class out.
 	BlockedClass bool `json:"blocked_class,omitempty"`
 }
@@ -631,7 +772,10 @@ func classify(h *Handler, in io.Reader, out io.Writer, args []string) error {
 	enc := json.NewEncoder(out)
 	one := func(ua string) error {
 		r := c.Classify(ua)
-		res := classifyResult{UA: ua, Class: r.Class.String(), Tokens: r.Tokens, UserTriggered: r.UserTriggered(), BlockedClass: blocked[r.Class]}
+		res := classifyResult{UA: ua, Class: r.Class.String(), Tokens: r.Tokens, UserTriggered: r.UserTriggered(), Purposes: r.Purposes().List(), BlockedClass: blocked[r.Class]}
+		if r.Bot != nil {
+			res.PurposeSource = r.Bot.PurposeSource
+		}
 		if res.Tokens == nil {
 			res.Tokens = []string{}
 		}

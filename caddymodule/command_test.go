@@ -98,6 +98,37 @@ func TestCheckReadings(t *testing.T) {
 	}
 }
 
+// TestCheckUsage: check shows the AI usage preference that applies, the
+// lines that decide it and the client's purposes; a refusal names its
+// line; --config's content_usage log serves and says so.
+func TestCheckUsage(t *testing.T) {
+	robots := tempFile(t, "robots.txt", "User-agent: *\nAllow: /\nDisallow: /never/\nContent-Usage: train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\nContent-Signal: search=yes\n")
+	const gptbot = "Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)"
+	out := checkOut(t, "", "--robots", robots, "-A", gptbot, "https://e.com/test", "https://e.com/ai-ok/test", "https://e.com/never/test")
+	want := "refused\thttps://e.com/test\t(content_usage: the site's AI usage preferences refuse its purpose; group *; line 4: Content-Usage: train-ai=n; AI usage train-ai=n, search=y by line 4: Content-Usage: train-ai=n and line 6: Content-Signal: search=yes; its purposes train-ai: train-ai refused)\n" +
+		"allowed\thttps://e.com/ai-ok/test\t(group *; line 2: Allow: /; AI usage train-ai=y, search=y by line 5: Content-Usage: /ai-ok/ train-ai=y and line 6: Content-Signal: search=yes; its purposes train-ai: none refused)\n" +
+		"disallowed\thttps://e.com/never/test\t(group *; line 3: Disallow: /never/)\n"
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	out = checkOut(t, "", "--robots", robots, "-A", "ExampleBot/1.0", "https://e.com/test")
+	want = "allowed\thttps://e.com/test\t(group *; line 2: Allow: /; AI usage train-ai=n, search=y by line 4: Content-Usage: train-ai=n and line 6: Content-Signal: search=yes; purpose unknown: judged by Allow/Disallow only)\n"
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	// JSON, with the site's content_usage log.
+	h := &Handler{ContentUsage: "log"}
+	ck, err := newChecker(h, netip.MustParseAddr("192.0.2.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := os.ReadFile(robots)
+	r, err := ck.check(body, gptbot, "https://e.com/x")
+	if err != nil || !r.Allowed || r.Reason != "content_usage" || r.Line != 4 || r.Usage == nil || r.Usage.Refused != "train-ai" || fmt.Sprint(r.Usage.Purposes) != "[train-ai]" {
+		t.Errorf("log mode: %+v %+v %v", r, r.Usage, err)
+	}
+}
+
 const siteConfig = `{
 	admin off
 }
@@ -247,7 +278,7 @@ func TestClassifyCommand(t *testing.T) {
 	if err := classify(&Handler{}, nil, &out, []string{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot"}); err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"ua":"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot","class":"ai","tokens":["chatgpt-user"],"bot":"ChatGPT-User","operator":"OpenAI","verify":"ranges","user_triggered":true}` + "\n"; out.String() != want {
+	if want := `{"ua":"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot","class":"ai","tokens":["chatgpt-user"],"bot":"ChatGPT-User","operator":"OpenAI","verify":"ranges","user_triggered":true,"purposes":["user-triggered"],"purpose_source":"https://developers.openai.com/api/docs/bots"}` + "\n"; out.String() != want {
 		t.Errorf("got %s", out.String())
 	}
 }
@@ -260,7 +291,7 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2, err := newMetrics(reg) // a second handler in the same config
+	m2, err := m.register(reg) // a second handler in the same config
 	if err != nil {
 		t.Fatalf("second registration: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
+	"github.com/robotsguard/robotsguard/upstream"
 )
 
 // configError is a bad configuration value: the option's JSON path (e.g.
@@ -54,15 +55,18 @@ type settings struct {
 	engine  enforce.Config
 	blocked []uaclass.Class
 	index   indexRules
+	usage   usageHeaders
 	// verify is nil when verification is off.
 	verify *uaclass.VerifierOptions
 	// webBotAuth is nil when web_bot_auth is not configured.
 	webBotAuth *webBotAuthSettings
+	// fetcher fetches a robots URL; nil for a file.
+	fetcher *upstream.Fetcher
 }
 
 // checkConfig checks every value of the configuration and fills in the
-// defaults the handler owns (mode, canonical, serve_robots, zone,
-// tarpit_max, deny and throttle statuses); the defaults of the engine, the
+// defaults the handler owns (robots_refresh, mode, canonical, serve_robots,
+// zone, tarpit_max, deny and throttle statuses); the defaults of the engine, the
 // store, the classifier and the verifier are theirs, applied to zero
 // values. It is the one place where values are checked, for the Caddyfile
 // and JSON alike: Provision calls it before it uses anything, and the
@@ -84,6 +88,9 @@ func (h *Handler) checkConfig() (*settings, error) {
 		cfg.DryRun = true
 	default:
 		return nil, bad("mode", "unknown mode %q (want enforce or dry_run)", h.Mode)
+	}
+	if err := h.checkRobots(s); err != nil {
+		return nil, err
 	}
 	h.serve = h.ServeRobots == nil || *h.ServeRobots
 	for i, name := range h.BlockClasses {
@@ -256,6 +263,18 @@ func (h *Handler) checkConfig() (*settings, error) {
 		}
 		s.index = append(s.index, c)
 	}
+	mode, err := parseUsageMode(h.ContentUsage)
+	if err != nil {
+		return nil, &configError{"content_usage", err}
+	}
+	cfg.ContentUsage = mode
+	for i, u := range h.ContentUsageHeaders {
+		c, err := compileUsageHeader(u)
+		if err != nil {
+			return nil, &configError{fmt.Sprintf("content_usage_headers[%d]", i), err}
+		}
+		s.usage = append(s.usage, c)
+	}
 	switch h.Canonical {
 	case "":
 		h.Canonical = "redirect"
@@ -269,6 +288,58 @@ func (h *Handler) checkConfig() (*settings, error) {
 		return nil, &configError{"", err}
 	}
 	return s, nil
+}
+
+// checkRobots checks the robots option and, for a URL, the options of its
+// fetches, and fills in the refresh default.
+func (h *Handler) checkRobots(s *settings) error {
+	if !upstream.IsURL(h.Robots) {
+		if scheme, _, ok := strings.Cut(h.Robots, "://"); ok && !strings.ContainsAny(scheme, "/.") {
+			return bad("robots", "%q: only http and https URLs can be fetched", h.Robots)
+		}
+		headers := "robots_headers"
+		if len(h.RobotsHeaders) > 0 {
+			headers += "." + slices.Sorted(maps.Keys(h.RobotsHeaders))[0]
+		}
+		for _, o := range []struct {
+			path string
+			set  bool
+		}{
+			{"robots_host", h.RobotsHost != ""},
+			{headers, len(h.RobotsHeaders) > 0},
+			{"robots_refresh", h.RobotsRefresh != 0},
+		} {
+			if o.set {
+				return bad(o.path, "only for a robots.txt read from a URL (robots http://... or https://...)")
+			}
+		}
+		return nil
+	}
+	if _, err := upstream.ParseURL(h.Robots); err != nil {
+		return &configError{"robots", err}
+	}
+	if h.RobotsHost != "" {
+		if err := upstream.CheckHost(h.RobotsHost); err != nil {
+			return &configError{"robots_host", err}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(h.RobotsHeaders)) {
+		if err := upstream.CheckHeader(name, h.RobotsHeaders[name]); err != nil {
+			return &configError{"robots_headers." + name, err}
+		}
+	}
+	switch {
+	case h.RobotsRefresh == 0:
+		h.RobotsRefresh = caddy.Duration(DefaultRobotsRefresh)
+	case h.RobotsRefresh < caddy.Duration(time.Second):
+		return bad("robots_refresh", "must be at least 1s, got %v", time.Duration(h.RobotsRefresh))
+	}
+	f, err := upstream.New(fetcherOptions(h.Robots, h.RobotsHost, h.RobotsHeaders))
+	if err != nil {
+		return &configError{"robots", err}
+	}
+	s.fetcher = f
+	return nil
 }
 
 // checkSitemap checks a Sitemap URL: absolute http(s), and nothing that

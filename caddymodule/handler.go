@@ -38,14 +38,39 @@ func init() {
 // Crawl-delay, escalates repeat offenders, and serves a generated
 // robots.txt. Browsers are never bound by robots.txt.
 type Handler struct {
-	// Robots is the path of the site's robots.txt file. It is watched and
-	// reloaded once a change has settled (stayed the same for a second); an
-	// invalid or cut-short edit keeps the last good rules. A file missing at
-	// start means no rules (RFC 9309: "unavailable" allows everything),
-	// with a warning that is repeated while it lasts, until it appears.
-	// Only the first 500 KiB count (RFC 9309 section 2.5). Default: none,
-	// no rules.
+	// Robots is where the site's robots.txt is: a file, or an http(s) URL
+	// where the application serves it (usually the upstream,
+	// "http://127.0.0.1:3000/robots.txt"). A file is watched and reloaded
+	// once a change has settled (stayed the same for a second); an invalid
+	// or cut-short edit keeps the last good rules. A file missing at start
+	// means no rules (RFC 9309: "unavailable" allows everything), with a
+	// warning that is repeated while it lasts, until it appears. A URL is
+	// fetched at start and every RobotsRefresh, straight from the
+	// configured address (never through Caddy's routes), with conditional
+	// requests; a 2xx installs the file as a file is installed, a 4xx
+	// means no rules, and a 5xx, a timeout or a connection error keep the
+	// last good rules and are retried with backoff (RFC 9309 section
+	// 2.3.1). Only the first 500 KiB count (RFC 9309 section 2.5).
+	// Default: none, no rules.
 	Robots string `json:"robots,omitempty"`
+
+	// RobotsHost is the Host header of the fetches of a Robots URL: the
+	// site's name, for an application that answers by name (WordPress,
+	// Rails' host authorization, multi-site setups). Redirects to this
+	// name are followed, and fetched from the configured address. Only
+	// with a Robots URL. Default: the URL's host.
+	RobotsHost string `json:"robots_host,omitempty"`
+
+	// RobotsHeaders are header fields sent with the fetches of a Robots
+	// URL, as the proxy would send them to the application, e.g.
+	// "X-Forwarded-Proto": "https" for one that redirects plain HTTP to
+	// HTTPS. Only with a Robots URL. Default: none.
+	RobotsHeaders map[string]string `json:"robots_headers,omitempty"`
+
+	// RobotsRefresh is how often a Robots URL is fetched again, at least
+	// 1s. After a failed fetch the next comes sooner, from 1s doubling up
+	// to this interval. Only with a Robots URL. Default: 1m.
+	RobotsRefresh caddy.Duration `json:"robots_refresh,omitempty"`
 
 	// ServeRobots makes the handler answer GET and HEAD /robots.txt itself
 	// with the generated robots.txt (the site's file plus the additions
@@ -233,6 +258,19 @@ type Handler struct {
 	// not, merged with the backend's own. Default: none.
 	XRobotsTags []IndexRule `json:"x_robots_tags,omitempty"`
 
+	// ContentUsage is what becomes of a bot whose purpose (from the bot
+	// database: train-ai, search, ai-input, user-triggered) the robots.txt's
+	// AI usage preferences (Content-Usage and Content-Signal lines) refuse
+	// for the path: "enforce" refuses it (reason content_usage, no strike),
+	// "log" serves it and logs the violation, "off" does not check. Bots of
+	// unknown purpose are judged by Allow and Disallow only. Default:
+	// "enforce".
+	ContentUsage string `json:"content_usage,omitempty"`
+
+	// ContentUsageHeaders add a Content-Usage header (AIPREF) to matching
+	// responses, merged with the backend's own ("no" wins). Default: none.
+	ContentUsageHeaders []UsageHeader `json:"content_usage_headers,omitempty"`
+
 	// Canonical applies the robots.txt's canonicalisation fields
 	// (QueryParam, Domain, IndexPage): "redirect" (default) answers a bot's
 	// request for an allowed URL that is not canonical with 301 to the
@@ -262,6 +300,7 @@ type Handler struct {
 	storeMetrics *storeMetrics
 	blocked      []uaclass.Class
 	index        indexRules
+	usage        usageHeaders
 	tarpit       chan struct{} // a semaphore of TarpitMax held requests
 	unloaded     <-chan struct{}
 	cancel       func()
@@ -303,7 +342,7 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // Validate only after Provision, so the values are checked here, before any
 // is used), builds the classifier, verifier and decision engine, joins the
 // per-client state of its zone, loads the robots.txt and starts watching
-// it.
+// it (a file) or refreshing it (a URL).
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.opsLogger = ctx.Logger(opsLog{})
@@ -311,8 +350,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.blocked, h.index = set.blocked, set.index
-	h.metrics, err = newMetrics(ctx.GetMetricsRegistry())
+	h.blocked, h.index, h.usage = set.blocked, set.index, set.usage
+	h.metrics, err = sharedMetrics(ctx.GetMetricsRegistry())
 	if err != nil {
 		return fmt.Errorf("robots_guard: registering metrics: %v", err)
 	}
@@ -323,7 +362,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if set.verify != nil {
 		h.verifier = uaclass.NewVerifier(*set.verify)
 	}
-	if h.webBotAuth, err = newWebBotAuth(ctx, set.webBotAuth, h.classifier); err != nil {
+	if h.webBotAuth, err = newWebBotAuth(set.webBotAuth, h.classifier, h.metrics); err != nil {
 		return err
 	}
 	h.shared, err = joinState(h.Zone, h.MaxClients, h.MaxBlocks, time.Duration(h.StateTTL))
@@ -341,15 +380,22 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.Tarpit > 0 {
 		h.tarpit = make(chan struct{}, h.TarpitMax)
 	}
-	h.source = newSource(h.Robots, h.additions, h.opsLogger, h.metrics)
-	h.source.load()
 	watchCtx, cancel := context.WithCancel(ctx)
 	h.cancel, h.unloaded = cancel, watchCtx.Done()
-	if h.Robots != "" {
-		if err := h.source.watch(watchCtx); err != nil {
-			h.opsLogger.Warn("watching the robots.txt folder failed; changes are picked up by polling, and the watch is tried again", zap.String("file", h.Robots), zap.Error(err))
+	if set.fetcher != nil {
+		// A URL: fetched now and every robots_refresh (upstream.go).
+		key := carriedKey(h.Robots, h.RobotsHost, h.RobotsHeaders)
+		h.source = newRemoteSource(set.fetcher, key, time.Duration(h.RobotsRefresh), h.additions, h.opsLogger, h.metrics)
+		h.source.start(watchCtx)
+	} else {
+		h.source = newSource(h.Robots, h.additions, h.opsLogger, h.metrics)
+		h.source.load()
+		if h.Robots != "" {
+			if err := h.source.watch(watchCtx); err != nil {
+				h.opsLogger.Warn("watching the robots.txt folder failed; changes are picked up by polling, and the watch is tried again", zap.String("file", h.Robots), zap.Error(err))
+			}
+			go h.source.poll(watchCtx, 2*time.Second)
 		}
-		go h.source.poll(watchCtx, 2*time.Second)
 	}
 	go h.sweep(watchCtx)
 	return nil
@@ -402,7 +448,9 @@ func (h *Handler) Cleanup() error {
 		h.source.close()
 	}
 	if h.shared != nil {
-		return leaveState(h.Zone)
+		err := leaveState(h.Zone)
+		h.metrics.zoneLeft(h.Zone)
+		return err
 	}
 	return nil
 }
@@ -490,6 +538,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			w = &robotsTagWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
 		}
 	}
+	if len(h.usage) > 0 {
+		if add, ok := h.usage.forTarget(normal); ok {
+			w = &contentUsageWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
+		}
+	}
 	return next.ServeHTTP(w, r)
 }
 
@@ -560,7 +613,7 @@ func (h *Handler) refuse(w http.ResponseWriter, d *enforce.Decision) error {
 	}
 	w.Header().Set("X-Robots-Guard", string(reason))
 	msg := fmt.Sprintf("robots_guard: %s: %s", d.Action, reason)
-	if d.Rule != nil && reason == enforce.ReasonDisallowed {
+	if d.Rule != nil && (reason == enforce.ReasonDisallowed || reason == enforce.ReasonContentUsage) {
 		rule := fmt.Sprintf("robots.txt line %d: %s", d.Rule.Line, d.Rule)
 		w.Header().Set("X-Robots-Guard-Rule", rule)
 		msg += " by " + rule

@@ -17,14 +17,23 @@ import (
 // of the next handler.
 func BenchmarkServeHTTP(b *testing.B) {
 	dir := b.TempDir()
-	robots := filepath.Join(dir, "robots.txt")
-	if err := os.WriteFile(robots, []byte("User-agent: *\nDisallow: /private/\n"), 0o644); err != nil {
+	plain := filepath.Join(dir, "robots.txt")
+	if err := os.WriteFile(plain, []byte("User-agent: *\nDisallow: /private/\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	for _, tc := range []struct{ name, ua string }{
-		{"browser", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"},
-		{"bot", "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)"},
+	// With AI usage preferences that let ClaudeBot (train-ai) read
+	// /articles/: the preference check runs and serves it.
+	usage := filepath.Join(dir, "usage.txt")
+	if err := os.WriteFile(usage, []byte("User-agent: *\nDisallow: /private/\nContent-Usage: train-ai=n\nContent-Usage: /articles/ train-ai=y\nContent-Signal: search=yes\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	const claudeBot = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)"
+	for _, tc := range []struct{ name, ua, robots string }{
+		{"browser", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36", plain},
+		{"bot", claudeBot, plain},
+		{"bot-usage", claudeBot, usage},
 	} {
+		robots := tc.robots
 		b.Run(tc.name, func(b *testing.B) {
 			h := &Handler{Robots: robots, Zone: "bench-" + tc.name, Verify: &VerifyConfig{Disabled: true}, Rates: map[string]caddy.Duration{"ai": 0}}
 			ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})

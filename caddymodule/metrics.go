@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"errors"
+	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +25,10 @@ type metrics struct {
 	overflow  prometheus.Counter
 	missing   prometheus.Gauge
 	dropped   *prometheus.CounterVec
+	fetches   *prometheus.CounterVec
+	unreach   prometheus.Gauge
+	// signatures counts Web Bot Auth outcomes (webbotauth.go).
+	signatures *prometheus.CounterVec
 	// counters caches the children of decisions by action, reason (its
 	// place in cachedReasons) and class, filled on first use, so that
 	// counting a decision on the hot path takes no lock and hashes no
@@ -39,21 +44,39 @@ type counterRef struct{ prometheus.Counter }
 var cachedReasons = [...]enforce.Reason{
 	enforce.ReasonNone, enforce.ReasonRobotsTxt, enforce.ReasonAllowlisted, enforce.ReasonDisallowed,
 	enforce.ReasonCrawlDelay, enforce.ReasonRate, enforce.ReasonAddressRate, enforce.ReasonBlockedClient, enforce.ReasonTrap,
-	enforce.ReasonBadAgent, enforce.ReasonImpostor, enforce.ReasonBlockedClass, enforce.ReasonInvalid,
+	enforce.ReasonBadAgent, enforce.ReasonImpostor, enforce.ReasonBlockedClass, enforce.ReasonInvalid, enforce.ReasonContentUsage,
 }
 
-// newMetrics registers the collectors on reg. Caddy makes a new registry
-// for every config load, and handlers of one config share it, so an
-// identical collector that is already registered is reused.
+// processMetrics are the collectors of the Caddy process, made once. Caddy
+// makes a new registry for every config it loads, so collectors made per
+// config would start again at zero on every "caddy reload"; these are
+// registered on each config's registry instead, as Caddy does with its own
+// admin and config metrics (and caddy-ratelimit with its collectors), so the
+// counters keep counting across reloads and restart only with the process.
+var processMetrics = sync.OnceValue(makeMetrics)
+
+// sharedMetrics registers the process's collectors on reg, the registry of
+// the config being provisioned (nil: none), and returns them.
+func sharedMetrics(reg *prometheus.Registry) (*metrics, error) {
+	return processMetrics().register(reg)
+}
+
+// newMetrics makes a new set of collectors and registers them on reg (nil:
+// none). Handlers use sharedMetrics; a new set keeps a test's counts apart.
 func newMetrics(reg *prometheus.Registry) (*metrics, error) {
-	m := &metrics{
+	return makeMetrics().register(reg)
+}
+
+// makeMetrics makes the collectors.
+func makeMetrics() *metrics {
+	return &metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "decisions_total",
 			Help: "Requests decided by robots_guard, by action, reason and User-Agent class.",
 		}, []string{"action", "reason", "class"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "policy_reloads_total",
-			Help: "robots.txt loads by result: ok, invalid, incomplete, error, missing.",
+			Help: "robots.txt loads by result: ok, invalid, incomplete, error, missing (a robots.txt read from a URL counts ok, invalid and incomplete here, and its fetches in robots_fetches_total).",
 		}, []string{"result"}),
 		tracked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "tracked_clients",
@@ -73,57 +96,43 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		}),
 		missing: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "robots_missing",
-			Help: "Handlers whose robots.txt file is missing now (enforcing no rules, or their last good rules).",
+			Help: "Handlers whose robots.txt is missing now: a file not found (enforcing no rules, or their last good rules), or a URL answered with a 4xx (no rules).",
+		}),
+		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "robots_fetches_total",
+			Help: "Fetches of a robots.txt read from a URL, by result: ok (2xx), not_modified (304), unavailable (4xx: no rules), unreachable (5xx, 408, 429, timeouts, connection errors, redirects not followed: the last good rules stay).",
+		}, []string{"result"}),
+		unreach: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "robots_unreachable",
+			Help: "Handlers whose robots.txt URL could not be fetched at the last try (enforcing their last good rules, or none before the first fetch).",
 		}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "blocks_dropped_total",
 			Help: "Blocks not stored because the zone already held max_blocks blocked addresses (the requests were refused all the same), by zone.",
 		}, []string{"zone"}),
+		signatures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "signatures_total",
+			Help: "Requests with Web Bot Auth signature headers, by outcome: verified, invalid, unverified.",
+		}, []string{"outcome"}),
 	}
+}
+
+// register registers m's collectors on reg (nil: none). Handlers of one
+// config share its registry, so a collector that is already registered
+// there is no error.
+func (m *metrics) register(reg *prometheus.Registry) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	var err error
-	if m.decisions, err = registerOrExisting(reg, m.decisions); err != nil {
-		return nil, err
-	}
-	if m.reloads, err = registerOrExisting(reg, m.reloads); err != nil {
-		return nil, err
-	}
-	if m.tracked, err = registerOrExisting(reg, m.tracked); err != nil {
-		return nil, err
-	}
-	if m.blocked, err = registerOrExisting(reg, m.blocked); err != nil {
-		return nil, err
-	}
-	if m.held, err = registerOrExisting(reg, m.held); err != nil {
-		return nil, err
-	}
-	if m.overflow, err = registerOrExisting(reg, m.overflow); err != nil {
-		return nil, err
-	}
-	if m.missing, err = registerOrExisting(reg, m.missing); err != nil {
-		return nil, err
-	}
-	if m.dropped, err = registerOrExisting(reg, m.dropped); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// registerOrExisting registers c on reg, or returns the identical collector
-// that is already registered.
-func registerOrExisting[C prometheus.Collector](reg *prometheus.Registry, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
+	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.signatures} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) || are.ExistingCollector != c {
+				return nil, err
 			}
 		}
-		return c, err
 	}
-	return c, nil
+	return m, nil
 }
 
 func (m *metrics) decision(d *enforce.Decision, class uaclass.Class) {
@@ -173,6 +182,22 @@ func (m *metrics) setTracked(zone string, tracked, blocked int) {
 	m.blocked.WithLabelValues(zone).Set(float64(blocked))
 }
 
+// zoneLeft drops the series of a zone that no handler uses any more (a
+// reload removed it), so that the process's collectors do not report its
+// last figures for as long as Caddy runs; a zone that comes back starts
+// from zero, as its state does.
+func (m *metrics) zoneLeft(zone string) {
+	if m == nil {
+		return
+	}
+	if _, used := states.References(stateKey(zone)); used {
+		return
+	}
+	m.tracked.DeleteLabelValues(zone)
+	m.blocked.DeleteLabelValues(zone)
+	m.dropped.DeleteLabelValues(zone)
+}
+
 // tarpit records a request entering (+1) or leaving (-1) the tarpit, or
 // (0) one refused at once because the tarpit was full.
 func (m *metrics) tarpit(delta int) {
@@ -201,4 +226,21 @@ func (m *metrics) blockDropped(zone string) {
 		return
 	}
 	m.dropped.WithLabelValues(zone).Inc()
+}
+
+// fetch counts a fetch of a robots.txt URL by its result.
+func (m *metrics) fetch(result string) {
+	if m == nil {
+		return
+	}
+	m.fetches.WithLabelValues(result).Inc()
+}
+
+// robotsUnreachable records a robots.txt URL becoming unreachable (+1) or
+// fetched again (-1).
+func (m *metrics) robotsUnreachable(delta int) {
+	if m == nil {
+		return
+	}
+	m.unreach.Add(float64(delta))
 }

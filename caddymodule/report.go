@@ -26,8 +26,9 @@ rolled file), or from standard input when none is given.
 It prints totals by action, reason and class; the top bots, client IPs and
 paths; the clients that read robots.txt and ignored it; an hourly histogram;
 and the module's reload and provisioning problems (an invalid robots.txt
-that was kept out, a missing file), which Caddy logs under the same logger
-name.
+that was kept out, a missing file). Those are logged by the robots_guard
+logger, to Caddy's main log unless a log of yours includes that name: give
+report that log too.
 
 Output: text for people; --json writes one object (decisions, dry_run,
 skipped_lines, from, to, by_action, by_reason, by_class, top_bots, top_ips,
@@ -39,6 +40,7 @@ Exit status: 0 on success, 1 when a file cannot be read or a flag is wrong.`,
 		Example: `  caddy robots report /var/log/caddy/robots_guard.log
   caddy robots report '/var/log/caddy/robots_guard*.log*' --since 24h
   caddy robots report robots_guard.log robots_guard-2026-11-29T10-00-00.000.log.gz --class ai --reason disallowed
+  caddy robots report robots_guard.log /var/log/caddy/caddy.log      # with the problems from Caddy's main log
   caddy robots report --json --top 20 < robots_guard.log
   caddy robots report --html review.html --robots /srv/www/robots.txt robots_guard.log`,
 	}

@@ -13,5 +13,6 @@ func serveRobots(w http.ResponseWriter, r *http.Request, snap *snapshot) {
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("ETag", snap.etag)
 	h.Set("Cache-Control", "public, max-age=300")
+	h.Set(servedHeader, "generated") // so that a robots URL that leads back here is refused
 	http.ServeContent(w, r, "robots.txt", snap.modTime, bytes.NewReader(snap.served))
 }

@@ -41,9 +41,12 @@ type snapshot struct {
 }
 
 // source loads the site's robots.txt, keeps the current snapshot, and
-// reloads it when the file changes and has settled.
+// reloads it when the file changes and has settled, or, for a robots.txt
+// read from a URL (remote set), when a refresh fetches a new one (see
+// upstream.go).
 type source struct {
 	path      string
+	remote    *remote
 	additions func(*policy.Robots)
 	logger    *zap.Logger
 	metrics   *metrics
@@ -66,8 +69,8 @@ type source struct {
 	pendingSince  time.Time
 	changingSince time.Time
 	warnedLong    bool
-	// refused is the last settled file refused as cut short, so that it is
-	// reported once.
+	// refused is the last file refused as invalid or cut short, so that
+	// it is reported once.
 	refused fileStamp
 	// missingSince is when the file was found missing (zero while it
 	// exists); missingLogged is when that was last logged.
@@ -191,45 +194,71 @@ func (s *source) load() {
 	default:
 		s.settled()
 	}
+	s.accept(data, file, file.modTime, prev, now)
+}
+
+// accept parses data, the start of a robots.txt whose stamp is file (all
+// of it, or at least its first policy.MaxSize+1 bytes), and installs it
+// unless it is invalid or looks cut short, which keep the last good rules.
+// It logs and counts the result, a refused file once. It reports whether
+// it installed the file. The caller holds s.mu.
+func (s *source) accept(data []byte, file fileStamp, modTime time.Time, prev *snapshot, now time.Time) bool {
+	noRules := prev == nil || prev.missing
 	r := policy.ParseHead(data, file.size)
 	if err := r.Err(); err != nil {
 		if prev == nil {
 			s.install(policy.Parse(nil), nil, fileStamp{}, now, true)
 		}
-		s.logger.Error("robots.txt is invalid; keeping the last good rules", zap.String("file", s.path), zap.Error(err))
-		s.metrics.reload("invalid")
-		return
-	}
-	if !noRules && prev.file.read && prev.file.endsLine && !file.endsLine {
-		// Settled, but cut in the middle of a line where the rules in
-		// force ended with a line end: a write that failed half way (a
-		// full disk) leaves exactly this, and installing it would drop
-		// every rule after the cut.
 		if !file.same(s.refused) {
 			s.refused = file
-			s.logger.Error("robots.txt ends in the middle of a line, unlike the rules in force: it looks cut short (a write that failed half way, a full disk?); keeping the last good rules until the file ends with a line end",
-				zap.String("file", s.path), zap.Int64("size", file.size))
+			s.logger.Error("robots.txt is invalid; keeping the last good rules", s.where(), zap.Error(err))
+			s.metrics.reload("invalid")
+		}
+		return false
+	}
+	if !noRules && prev.file.read && prev.file.endsLine && !file.endsLine {
+		// Cut in the middle of a line where the rules in force ended
+		// with a line end: a write that failed half way (a full disk)
+		// leaves exactly this, and installing it would drop every rule
+		// after the cut.
+		if !file.same(s.refused) {
+			s.refused = file
+			cause := "a write that failed half way, a full disk?"
+			if s.remote != nil {
+				cause = "an application that stopped half way?"
+			}
+			s.logger.Error("robots.txt ends in the middle of a line, unlike the rules in force: it looks cut short ("+cause+"); keeping the last good rules until the file ends with a line end",
+				s.where(), zap.Int64("size", file.size))
 			s.metrics.reload("incomplete")
 		}
-		return
+		return false
 	}
 	diags := r.Lint()
 	// The most serious findings first: only the first ten are logged.
 	sort.SliceStable(diags, func(i, j int) bool { return diags[i].Severity > diags[j].Severity })
 	for i, d := range diags {
 		if i == 10 {
-			s.logger.Warn("more robots.txt lint findings", zap.String("file", s.path), zap.Int("count", len(diags)-10))
+			s.logger.Warn("more robots.txt lint findings", s.where(), zap.Int("count", len(diags)-10))
 			break
 		}
 		if d.Severity >= policy.Warning {
-			s.logger.Warn("robots.txt lint", zap.String("file", s.path), zap.Int("line", d.Line), zap.String("message", d.Message))
+			s.logger.Warn("robots.txt lint", s.where(), zap.Int("line", d.Line), zap.String("message", d.Message))
 		}
 	}
-	s.install(r, data, file, file.modTime, false)
+	s.install(r, data, file, modTime, false)
 	s.metrics.reload("ok")
 	if prev != nil {
-		s.logger.Info("robots.txt reloaded", zap.String("file", s.path), zap.Int("groups", len(r.Groups)), zap.Int("lint_findings", len(diags)))
+		s.logger.Info("robots.txt reloaded", s.where(), zap.Int("groups", len(r.Groups)), zap.Int("lint_findings", len(diags)))
 	}
+	return true
+}
+
+// where names the source in logs: its file or its URL.
+func (s *source) where() zap.Field {
+	if s.remote != nil {
+		return zap.String("url", s.remote.fetcher.URL())
+	}
+	return zap.String("file", s.path)
 }
 
 // settled ends a spell of changes. The caller holds s.mu.
@@ -530,6 +559,9 @@ func (s *source) close() {
 	defer s.mu.Unlock()
 	if !s.closed && !s.missingSince.IsZero() {
 		s.metrics.robotsMissing(-1)
+	}
+	if !s.closed && s.remote != nil {
+		s.closeRemote()
 	}
 	s.closed = true
 	if s.retry != nil {

@@ -3,8 +3,10 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -149,7 +151,7 @@ func (rs *RedisStore) join(h *Handler) (*redisstore.Store, error) {
 	rs.joined = key
 	s := v.(*pooledStore).store
 	// The store outlives this config: its hooks are this config's logger
-	// and metrics.
+	// (the metrics are the process's).
 	zone, log, m := h.Zone, h.opsLogger, h.storeMetrics
 	m.setUp(zone, s.Up())
 	s.SetHooks(redisstore.Hooks{
@@ -184,7 +186,7 @@ func (h *Handler) openStore(ctx caddy.Context) (enforce.Store, error) {
 		return h.shared.store, nil
 	}
 	var err error
-	if h.storeMetrics, err = newStoreMetrics(ctx.GetMetricsRegistry()); err != nil {
+	if h.storeMetrics, err = sharedStoreMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return nil, fmt.Errorf("robots_guard: registering metrics: %v", err)
 	}
 	mod, err := ctx.LoadModule(h, "StoreRaw")
@@ -308,8 +310,11 @@ type storeMetrics struct {
 	up        *prometheus.GaugeVec
 }
 
-func newStoreMetrics(reg *prometheus.Registry) (*storeMetrics, error) {
-	m := &storeMetrics{
+// processStoreMetrics are the process's store collectors, registered on
+// each config's registry as the other collectors are (metrics.go), so that
+// they keep counting across reloads, as the pooled stores they count do.
+var processStoreMetrics = sync.OnceValue(func() *storeMetrics {
+	return &storeMetrics{
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "store_fallbacks_total",
 			Help: "Requests decided without the shared (Redis) store because it could not be reached, as on_error says, by zone.",
@@ -319,15 +324,22 @@ func newStoreMetrics(reg *prometheus.Registry) (*storeMetrics, error) {
 			Help: "1 while the zone's shared (Redis) store answers, 0 while requests are decided without it.",
 		}, []string{"zone"}),
 	}
+})
+
+// sharedStoreMetrics registers the process's store collectors on reg (nil:
+// none) and returns them.
+func sharedStoreMetrics(reg *prometheus.Registry) (*storeMetrics, error) {
+	m := processStoreMetrics()
 	if reg == nil {
 		return m, nil
 	}
-	var err error
-	if m.fallbacks, err = registerOrExisting(reg, m.fallbacks); err != nil {
-		return nil, err
-	}
-	if m.up, err = registerOrExisting(reg, m.up); err != nil {
-		return nil, err
+	for _, c := range []prometheus.Collector{m.fallbacks, m.up} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) || are.ExistingCollector != c {
+				return nil, err
+			}
+		}
 	}
 	return m, nil
 }

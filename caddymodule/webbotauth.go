@@ -130,8 +130,8 @@ func loadJWKS(file string) (map[string]*signature.Key, error) {
 }
 
 // newWebBotAuth sets up the verification of signed agents from checked
-// settings (nil: not configured).
-func newWebBotAuth(ctx caddy.Context, s *webBotAuthSettings, classifier *uaclass.Classifier) (*webBotAuth, error) {
+// settings (nil: not configured), counting outcomes in m.
+func newWebBotAuth(s *webBotAuthSettings, classifier *uaclass.Classifier, m *metrics) (*webBotAuth, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -152,17 +152,7 @@ func newWebBotAuth(ctx caddy.Context, s *webBotAuthSettings, classifier *uaclass
 		opts.Nonces = signature.NewNonceCache(s.nonces)
 	}
 	w.verifier = signature.NewVerifier(opts)
-	w.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "signatures_total",
-		Help: "Requests with Web Bot Auth signature headers, by outcome: verified, invalid, unverified.",
-	}, []string{"outcome"})
-	if reg := ctx.GetMetricsRegistry(); reg != nil {
-		var err error
-		if w.outcomes, err = registerOrExisting(reg, w.outcomes); err != nil {
-			w.close()
-			return nil, fmt.Errorf("robots_guard: registering metrics: %v", err)
-		}
-	}
+	w.outcomes = m.signatures
 	for _, o := range []signature.Outcome{signature.Verified, signature.Invalid, signature.Unverified} {
 		w.counters[o] = w.outcomes.WithLabelValues(o.String())
 	}

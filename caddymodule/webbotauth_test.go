@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -97,6 +96,7 @@ func TestIntegrationWebBotAuth(t *testing.T) {
 	const agent = "https://agent.example"
 	tester := caddytest.NewTester(t)
 	tester.InitServer(s.config("", "verify off\n\t\tweb_bot_auth {\n\t\t\ttrusted_agent "+agent+" "+key.jwks+"\n\t\t\tfetch_directories off\n\t\t}"), "caddyfile")
+	before := adminMetrics(t) // the counters are the process's: they outlive configs
 	const chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 	now := time.Now()
 	for i := 0; i < 10; i++ {
@@ -123,15 +123,10 @@ func TestIntegrationWebBotAuth(t *testing.T) {
 	// Unsigned, the same browser is served as before.
 	resp, body = get(t, tester, "GET", "/private/report.html", chrome)
 	expectStatus(t, "unsigned browser", resp, body, 200)
-	m := adminMetrics(t)
-	for _, want := range []string{
-		`caddy_robots_guard_signatures_total{outcome="verified"} 11`,
-		`caddy_robots_guard_signatures_total{outcome="invalid"} 2`,
-	} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
+	checkCounted(t, before, adminMetrics(t), map[string]float64{
+		`caddy_robots_guard_signatures_total{outcome="verified"}`: 11,
+		`caddy_robots_guard_signatures_total{outcome="invalid"}`:  2,
+	})
 }
 
 // BenchmarkServeHTTPWebBotAuth: the handler's cost per request with

@@ -67,7 +67,22 @@ func BenchmarkDecide(b *testing.B) {
 			e.Decide(r, benchPolicy)
 		}
 	})
+	// A hot GPTBot under a file with AI usage preferences: served under
+	// /ai-ok/, refused (content_usage) elsewhere.
+	for _, c := range []struct{ name, target string }{{"usage-served", "/ai-ok/page"}, {"usage-refused", "/articles/x"}} {
+		b.Run(c.name, func(b *testing.B) {
+			e, _ := benchEngine(b, time.Second)
+			r := req("192.0.2.9", uaGPTBot, c.target)
+			e.Decide(r, benchUsagePolicy)
+			b.ReportAllocs()
+			for b.Loop() {
+				e.Decide(r, benchUsagePolicy)
+			}
+		})
+	}
 }
+
+var benchUsagePolicy = compile("User-agent: *\nCrawl-delay: 0.5\nDisallow: /private/\nContent-Usage: train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\nContent-Signal: search=yes, ai-train=no, ai-input=yes\n")
 
 // BenchmarkDecideParallel measures hot clients decided in parallel (run with
 // -cpu 1,2,4), each goroutine with its own client.

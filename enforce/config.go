@@ -97,6 +97,13 @@ type Config struct {
 	// site. Disallowed paths are refused for them all the same.
 	EscalateVerifiedSearch bool
 
+	// ContentUsage says what becomes of a bot whose purpose the site's AI
+	// usage preferences (robots.txt Content-Usage and Content-Signal lines)
+	// refuse for the requested path: refused with [ReasonContentUsage]
+	// (UsageEnforce), only logged (UsageLog), or not checked (UsageOff).
+	// Such a refusal is no strike. Default: UsageEnforce.
+	ContentUsage UsageMode
+
 	// AllowCIDRs are client IP ranges that are never refused.
 	AllowCIDRs []netip.Prefix
 	// AllowTokens are robots.txt product tokens that are exempt from the
@@ -136,6 +143,9 @@ var DefaultClassRates = map[uaclass.Class]time.Duration{
 // withDefaults returns c with defaults filled in, or an error naming the
 // first bad field.
 func (c Config) withDefaults() (Config, error) {
+	if c.ContentUsage > UsageOff {
+		return c, fmt.Errorf("invalid content usage mode %d", c.ContentUsage)
+	}
 	if c.ClassRates == nil {
 		c.ClassRates = DefaultClassRates
 	}

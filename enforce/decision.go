@@ -72,6 +72,25 @@ const (
 	// ReasonInvalid: the request target could not be read; bots are refused
 	// rather than passed unchecked.
 	ReasonInvalid Reason = "invalid_request"
+	// ReasonContentUsage: the site's AI usage preferences (a Content-Usage
+	// or Content-Signal line, which the decision's Rule names) refuse the
+	// bot's purpose for the path, which its Allow and Disallow rules let
+	// it fetch.
+	ReasonContentUsage Reason = "content_usage"
+)
+
+// UsageMode says what the engine does when the site's AI usage
+// preferences refuse a bot's purpose.
+type UsageMode uint8
+
+// Usage modes.
+const (
+	// UsageEnforce refuses the request (the default).
+	UsageEnforce UsageMode = iota
+	// UsageLog serves it and logs the violation.
+	UsageLog
+	// UsageOff does not check the preferences.
+	UsageOff
 )
 
 // Request holds the facts about one request that a decision needs.
@@ -108,8 +127,10 @@ type Decision struct {
 	Action Action
 	// Reason says why; ReasonNone for an ordinary allowed request.
 	Reason Reason
-	// Rule is the robots.txt rule that decided, or nil. It points into the
-	// policy and must not be modified.
+	// Rule is the robots.txt rule that decided, or nil: an Allow or
+	// Disallow line, or for ReasonContentUsage the Content-Usage or
+	// Content-Signal line (Rule.Key says which). It points into the policy
+	// and must not be modified.
 	Rule *policy.Rule
 	// Group is the robots.txt group that applied: a product token, "*", or
 	// "" when none did or the client is not bound by robots.txt.

@@ -76,6 +76,13 @@ func New(cfg Config, store Store) (*Engine, error) {
 //     a BrowserLike request), is enforced with a token bucket per client,
 //     and AddressShare times it per address; see [Apply] for when a rate
 //     violation is logged, throttled or a strike.
+//  9. A bot whose purpose (uaclass.Purposes) the site's AI usage
+//     preferences refuse for the path is refused (ContentUsage), naming
+//     the Content-Usage or Content-Signal line. It is no strike: a crawler
+//     that keeps to Allow and Disallow but does not read the newer lines
+//     yet is not rogue, and a block would also cost it the paths the site
+//     lets it use. Its requests count against its rate like any others.
+//     Bots of unknown purpose are judged by Allow and Disallow only.
 //
 // Enough strikes in a window block the client (Strikes) or its whole
 // address (AddressStrikes, counted over all its tokens) for a cooldown that
@@ -173,6 +180,8 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return e.refuse(d, reason, out)
 	}
 
+	usage := e.usageRefusal(req, p)
+
 	interval, burst, reason := res.CrawlDelay, e.cfg.Burst, ReasonCrawlDelay
 	switch {
 	case req.BrowserLike:
@@ -197,7 +206,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return e.refuse(d, ReasonBlockedClient, out)
 	}
 	if interval == 0 || out.Took {
-		return d
+		return e.usageDecision(d, usage)
 	}
 	if out.ByAddr {
 		reason = ReasonAddressRate
@@ -209,6 +218,43 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		d = e.refuse(d, reason, out)
 	case out.Throttled:
 		d.Action = Throttle
+	case usage != nil:
+		d.RetryAfter = 0
+		d = e.usageDecision(d, usage)
+	}
+	return d
+}
+
+// usageRefusal returns the robots.txt line by which the site's AI usage
+// preferences refuse the bot's purposes for the request, or nil: when
+// ContentUsage is off, the file states no preference, the bot's purposes
+// are unknown, or the "*" group does not bind a user-triggered fetcher
+// (UserTriggeredSkipGlobal).
+func (e *Engine) usageRefusal(req *Request, p *policy.Policy) *policy.Rule {
+	if e.cfg.ContentUsage == UsageOff || !p.HasUsage() {
+		return nil
+	}
+	u := req.UA.Purposes().Usage()
+	if u == 0 {
+		return nil
+	}
+	r := p.MatchUsage(req.UA.Tokens, &req.Target, u)
+	if r.Refused == 0 || r.Agent == "*" && req.UA.UserTriggered() && e.cfg.UserTriggeredSkipGlobal {
+		return nil
+	}
+	return r.Rule
+}
+
+// usageDecision completes d for a request the AI usage preferences refuse
+// (line is not nil): a refusal naming the line, or with UsageLog a logged
+// violation; no strike either way.
+func (e *Engine) usageDecision(d Decision, line *policy.Rule) Decision {
+	if line == nil {
+		return d
+	}
+	d.Reason, d.Rule, d.Violation = ReasonContentUsage, line, true
+	if e.cfg.ContentUsage == UsageEnforce {
+		d.Action = Deny
 	}
 	return d
 }

@@ -15,6 +15,8 @@ type Policy struct {
 	byToken map[string]*group
 	global  *group
 	canon   canon
+	// hasUsage is set when any group states AI usage preferences.
+	hasUsage bool
 }
 
 // group is the merged, compiled form of every group naming one token.
@@ -29,6 +31,11 @@ type group struct {
 	// the same rules.
 	split  ruleSet
 	google *ruleSet
+	// prefs holds the group's AI usage preferences (Content-Usage and
+	// Content-Signal lines) as the split reading and, when prefsDiffer, as
+	// Google's reading gives them; nil when there are none.
+	prefs       [2]*prefSet
+	prefsDiffer bool
 }
 
 // ruleSet is one agent's compiled rules.
@@ -107,12 +114,18 @@ func Compile(r *Robots) *Policy {
 			}
 		}
 		g.split = newRuleSet(src.groupRules(split))
+		prefs := src.groupPrefs(split)
+		g.prefs[0] = newPrefSet(prefs)
 		if !slices.Equal(split, google) {
 			if rules := src.groupRules(google); len(rules) != len(g.split.rules) {
 				rs := newRuleSet(rules)
 				g.google = &rs
 			}
 		}
+		if gp := src.groupPrefs(src.joinedBefore(google)); !slices.Equal(gp, prefs) {
+			g.prefs[1], g.prefsDiffer = newPrefSet(gp), true
+		}
+		p.hasUsage = p.hasUsage || g.prefs[0] != nil || g.prefs[1] != nil
 		if tok == "*" {
 			p.global = g
 		} else {
@@ -120,6 +133,26 @@ func Compile(r *Robots) *Policy {
 		}
 	}
 	return p
+}
+
+// joinedBefore adds to idx (indexes of groups in Google's reading) the
+// groups before them that join them: in Google's reading their lines
+// other than rules (a Content-Usage or Content-Signal line) belong to the
+// same group. Their own rules are none: a group with rules joins nothing.
+func (r *Robots) joinedBefore(idx []int) []int {
+	var out []int
+	for _, i := range idx {
+		start := i
+		for start > 0 && r.Groups[start-1].JoinNext {
+			start--
+		}
+		for j := start; j <= i; j++ {
+			if len(out) == 0 || out[len(out)-1] < j {
+				out = append(out, j)
+			}
+		}
+	}
+	return out
 }
 
 // names reports whether the group names the product token tok.

@@ -215,6 +215,7 @@ var fuzzSeeds = []struct{ robots, agent, target string }{
 	{"\xEF\xBB\xBFuser-agent: googlebot\r\ndisallow: /p\rallow: /p/q\n", "Googlebot/2.1", "/p/q/../r"},
 	{"user-agent: *\ndisallow: /*?\ndisallow: /a**b*$\n", "x", "/aab?"},
 	{"useragent a\ndiasllow /x\nsitemap: http://e/s\nuser-agent: b\nallow: /x/y\n", "a", "/x/y"},
+	{"user-agent: a\ncontent-signal: ai-train=no\nuser-agent: b\ncontent-usage: /x/ train-ai=n\nallow: /\ncontent-usage: search=y\n", "b", "/x/y"},
 }
 
 // FuzzParse: parsing, linting, compiling and generating never panic on any
@@ -347,6 +348,10 @@ func FuzzRoundTrip(f *testing.F) {
 				for _, rd := range []Reading{SplitReading, BothReadings} {
 					if x, y := p1.MatchReading([]string{a}, &pt, rd), p2.MatchReading([]string{a}, &pt, rd); x.Allowed != y.Allowed {
 						t.Fatalf("MatchReading(%q, %q, %v): original %+v, round trip %+v\noriginal:\n%s\ngenerated:\n%s", a, tg, rd, x, y, robots, gen)
+					}
+					all := UsageTrainAI | UsageSearch | UsageAIInput
+					if x, y := p1.MatchUsageReading([]string{a}, &pt, all, rd), p2.MatchUsageReading([]string{a}, &pt, all, rd); x.Prefs != y.Prefs || x.Refused != y.Refused {
+						t.Fatalf("MatchUsageReading(%q, %q, %v): original %+v, round trip %+v\noriginal:\n%s\ngenerated:\n%s", a, tg, rd, x, y, robots, gen)
 					}
 				}
 			}

@@ -123,6 +123,17 @@ const (
 	CodeBadIndexPage Code = "bad-indexpage"
 	// CodeManyHosts: more than one Host line.
 	CodeManyHosts Code = "many-hosts"
+	// CodeUsageSyntax: a Content-Usage or Content-Signal line whose
+	// statement cannot be read (not a structured-field dictionary, an
+	// empty item, no statement): what it fails to state is unknown.
+	CodeUsageSyntax Code = "usage-syntax"
+	// CodeUsageUnknown: a key a preference line's vocabulary does not
+	// define, or a value other than y/n (Content-Usage) or yes/no
+	// (Content-Signal): that preference is unknown, as the drafts say.
+	CodeUsageUnknown Code = "usage-unknown"
+	// CodeUsageDuplicate: a key given twice in one preference line; the
+	// last value applies.
+	CodeUsageDuplicate Code = "usage-duplicate"
 )
 
 // FileError is returned by [Robots.Err] for a file that must not replace a
@@ -197,6 +208,10 @@ func (r *Robots) Lint() []Diagnostic {
 				if err := parseQueryParams(&queryRules{}, []string{f.Value}); err != nil {
 					add(f.Line, Warning, CodeBadQueryParam, "%v; the item is ignored", err)
 				}
+			case KeyContentUsage, KeyContentSignal:
+				for _, d := range ParseStatement(f.Key, f.Value).Problems {
+					add(f.Line, d.Severity, d.Code, "%s: %s", f.Key, d.Message)
+				}
 			default:
 				r.unknownField(add, f)
 			}
@@ -217,7 +232,7 @@ func (r *Robots) Lint() []Diagnostic {
 			if err := parseQueryParams(&queryRules{}, []string{f.Value}); err != nil {
 				add(f.Line, Warning, CodeBadQueryParam, "%v; the item is ignored", err)
 			}
-		case KeyAllow, KeyDisallow, KeyCrawlDelay, KeyHost:
+		case KeyAllow, KeyDisallow, KeyCrawlDelay, KeyHost, KeyContentUsage, KeyContentSignal:
 		default:
 			r.unknownField(add, f)
 		}
@@ -271,7 +286,7 @@ var extensionKeys = map[string]bool{
 }
 
 // standardKeys are the keys a likely typo is compared with.
-var standardKeys = []string{KeyUserAgent, KeyAllow, KeyDisallow, KeySitemap, KeyCrawlDelay, KeyHost, KeyQueryParam, KeyDomain, KeyIndexPage}
+var standardKeys = []string{KeyUserAgent, KeyAllow, KeyDisallow, KeySitemap, KeyCrawlDelay, KeyHost, KeyQueryParam, KeyDomain, KeyIndexPage, KeyContentUsage, KeyContentSignal}
 
 // unknownField reports a field robots.txt does not define: as a likely typo
 // when its key is close to a standard one, else as unknown.

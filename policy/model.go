@@ -75,26 +75,37 @@ func isGlobalAgent(name string) bool {
 	return name != "" && name[0] == '*' && (len(name) == 1 || isSpace(name[1]))
 }
 
-// Rule is one Allow or Disallow line.
+// Rule is one Allow or Disallow line, or, where a decision names the line
+// that decided, one of the preference lines (Content-Usage,
+// Content-Signal). A [Group]'s Rules are Allow and Disallow lines only.
 type Rule struct {
 	// Allow is true for an Allow line and false for a Disallow line.
 	Allow bool
-	// Pattern is the value as written, e.g. "/private/" or "/*.gif$".
+	// Pattern is the value as written, e.g. "/private/" or "/*.gif$"; for
+	// a preference line, its whole value, e.g. "/ai-ok/ train-ai=y".
 	Pattern string
 	// Line is the line number, or 0 for a rule that was added
 	// programmatically.
 	Line int
+	// Key is "" for Allow and Disallow, and the key of a preference line
+	// ([KeyContentUsage], [KeyContentSignal]) that [Policy.MatchUsage]
+	// names.
+	Key string
 }
 
-// Verb returns "Allow" or "Disallow".
+// Verb returns "Allow" or "Disallow", or the key of a preference line.
 func (r Rule) Verb() string {
-	if r.Allow {
+	switch {
+	case r.Key != "":
+		return r.Key
+	case r.Allow:
 		return "Allow"
 	}
 	return "Disallow"
 }
 
-// String returns the rule as a robots.txt line, e.g. "Disallow: /private".
+// String returns the rule as a robots.txt line, e.g. "Disallow: /private"
+// or "Content-Usage: train-ai=n".
 func (r Rule) String() string {
 	return r.Verb() + ": " + r.Pattern
 }

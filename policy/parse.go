@@ -28,6 +28,8 @@ const (
 	kindQueryParam
 	kindDomain
 	kindIndexPage
+	kindContentUsage
+	kindContentSignal
 )
 
 // keySpelling maps a key to its kind. The three main keys and Sitemap are
@@ -61,18 +63,22 @@ var keySpellings = []struct {
 	{"domain", kindDomain, false, true},
 	{"indexpage", kindIndexPage, false, true},
 	{"index-page", kindIndexPage, true, true},
+	{"content-usage", kindContentUsage, false, true},
+	{"content-signal", kindContentSignal, false, true},
 }
 
 var keyName = [...]string{
-	kindUserAgent:  KeyUserAgent,
-	kindAllow:      KeyAllow,
-	kindDisallow:   KeyDisallow,
-	kindSitemap:    KeySitemap,
-	kindCrawlDelay: KeyCrawlDelay,
-	kindHost:       KeyHost,
-	kindQueryParam: KeyQueryParam,
-	kindDomain:     KeyDomain,
-	kindIndexPage:  KeyIndexPage,
+	kindUserAgent:     KeyUserAgent,
+	kindAllow:         KeyAllow,
+	kindDisallow:      KeyDisallow,
+	kindSitemap:       KeySitemap,
+	kindCrawlDelay:    KeyCrawlDelay,
+	kindHost:          KeyHost,
+	kindQueryParam:    KeyQueryParam,
+	kindDomain:        KeyDomain,
+	kindIndexPage:     KeyIndexPage,
+	kindContentUsage:  KeyContentUsage,
+	kindContentSignal: KeyContentSignal,
 }
 
 // classifyKey returns the kind of key and, for a recognised key that is not
@@ -368,8 +374,9 @@ func (p *parser) emit(num int, kind fieldKind, key, value string) {
 		}
 		f := Field{Key: key, Value: value, Line: num}
 		if p.cur == nil {
-			if kind == kindCrawlDelay {
-				p.diag(num, Warning, CodeBeforeAgent, "Crawl-delay comes before any User-agent line and is ignored")
+			switch kind {
+			case kindCrawlDelay, kindContentUsage, kindContentSignal:
+				p.diag(num, Warning, CodeBeforeAgent, key+" comes before any User-agent line and is ignored")
 			}
 			r.Fields = append(r.Fields, f)
 		} else {

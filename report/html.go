@@ -122,6 +122,9 @@ func Event(e *Entry) review.Event {
 	if e.Rule != "" {
 		verb, pattern, _ := strings.Cut(e.Rule, ": ")
 		ev.Rule = &policy.Rule{Allow: verb == "Allow", Pattern: pattern, Line: e.RuleLine}
+		if verb == policy.KeyContentUsage || verb == policy.KeyContentSignal {
+			ev.Rule.Key = verb // a preference line (reason content_usage)
+		}
 	}
 	return ev
 }

@@ -349,3 +349,38 @@ func TestView(t *testing.T) {
 		t.Error("no files: no error")
 	}
 }
+
+// TestContentUsageCounted: a content_usage refusal is counted by its
+// reason in the summary, and the review view keeps the preference line it
+// names as that line, not as a Disallow rule.
+func TestContentUsageCounted(t *testing.T) {
+	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var es []Entry
+	for i := range 4 {
+		es = append(es, Entry{TS: Time{base.Add(time.Duration(i) * time.Second)}, Level: "info", Logger: LoggerName, Msg: "request refused",
+			ClientIP: "192.0.2.1", Class: "ai", Tokens: []string{"gptbot"}, URI: fmt.Sprintf("/a/%d", i), Action: "deny",
+			Reason: "content_usage", Group: "*", RuleLine: 4, Rule: "Content-Usage: train-ai=n", Zone: "default", Bot: "GPTBot"})
+	}
+	es = append(es, Entry{TS: Time{base.Add(time.Minute)}, Level: "info", Logger: LoggerName, Msg: "robots.txt violation logged",
+		ClientIP: "192.0.2.2", Class: "ai", Tokens: []string{"ccbot"}, URI: "/b", Action: "allow", Reason: "content_usage",
+		RuleLine: 5, Rule: "Content-Signal: ai-train=no", Zone: "default", Bot: "CCBot"})
+	data := logLines(t, es...)
+	rep := New()
+	lines, err := Read(bytes.NewReader(data), &Filter{}, rep.Add, rep.AddMessage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary(5, lines)
+	if s.ByReason["content_usage"] != 5 || s.ByAction["deny"] != 4 || s.ByAction["allow"] != 1 {
+		t.Errorf("by reason %v, by action %v", s.ByReason, s.ByAction)
+	}
+	if !Violation(&es[4]) {
+		t.Error("a logged content_usage decision is no violation")
+	}
+	for _, e := range es {
+		ev := Event(&e)
+		if ev.Rule == nil || ev.Rule.String() != e.Rule || ev.Rule.Line != e.RuleLine || ev.Rule.Key == "" {
+			t.Errorf("%s: rule %+v", e.Rule, ev.Rule)
+		}
+	}
+}

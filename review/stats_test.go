@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -127,6 +128,23 @@ func TestVersionAttribution(t *testing.T) {
 	}
 	if len(v.Versions) != 2 || v.Versions[0].ID != "111111111111" || !v.Versions[0].Last.Equal(t0) || v.Versions[1].Violations != 2 {
 		t.Errorf("versions %+v", v.Versions)
+	}
+}
+
+// TestPreferenceLineKept: a refusal by an AI usage preference (reason
+// content_usage) names its Content-Usage line, and the bot's rules show it
+// as that line, apart from a Disallow rule with the same line number.
+func TestPreferenceLineKept(t *testing.T) {
+	s := New(Options{})
+	pref := policy.Rule{Key: policy.KeyContentUsage, Pattern: "train-ai=n", Line: 4}
+	dis := policy.Rule{Pattern: "train-ai=n", Line: 4}
+	for range 2 {
+		s.Record(&Event{Time: t0, Token: "gptbot", Class: uaclass.AI, Outcome: OutcomeOf(enforce.Deny, enforce.ReasonContentUsage), Violation: true, Rule: &pref, Version: "111111111111"})
+	}
+	s.Record(&Event{Time: t0, Token: "gptbot", Class: uaclass.AI, Outcome: Refused, Violation: true, Rule: &dis, Version: "111111111111"})
+	b := findBot(s.View("z", t0), "gptbot")
+	if b.Refused != 3 || len(b.Rules) != 2 || b.Rules[0] != (RuleCount{Version: "111111111111", Line: 4, Rule: "Content-Usage: train-ai=n", Count: 2}) {
+		t.Errorf("bot %+v, rules %+v", b, b.Rules)
 	}
 }
 

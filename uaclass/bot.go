@@ -56,6 +56,13 @@ type Bot struct {
 	// fetchers), so that enforcement can treat them apart from bulk
 	// crawlers.
 	UserTriggered bool `json:"user_triggered,omitempty"`
+	// Purposes are what the bot does with what it fetches, as its operator
+	// documents it (see [Purposes]); none where unknown. A user-triggered
+	// fetcher has PurposeUserTriggered.
+	Purposes Purposes `json:"purposes,omitempty"`
+	// PurposeSource cites where Purposes come from: the vendor's
+	// documentation, or ai.robots.txt's "function" field.
+	PurposeSource string `json:"purpose_source,omitempty"`
 	// Source names the list the entry came from, for attribution.
 	Source string `json:"source,omitempty"`
 }
@@ -94,7 +101,7 @@ func (b *Bot) Validate() error {
 	return nil
 }
 
-//go:generate go run ./internal/botsgen -data internal/botsgen/data -curated internal/botsgen/curated.json -out bots.json
+//go:generate go run ./internal/botsgen -data internal/botsgen/data -curated internal/botsgen/curated.json -purposes internal/botsgen/purposes.json -out bots.json
 
 // botsJSON is the embedded bot database, generated from public lists (see
 // NOTICE.md) by the go:generate step above.

@@ -16,7 +16,7 @@ func TestBotsJSONUpToDate(t *testing.T) {
 		t.Skip("runs the generator")
 	}
 	out := filepath.Join(t.TempDir(), "bots.json")
-	cmd := exec.Command("go", "run", "./internal/botsgen", "-data", sharedUA, "-curated", "internal/botsgen/curated.json", "-out", out)
+	cmd := exec.Command("go", "run", "./internal/botsgen", "-data", sharedUA, "-curated", "internal/botsgen/curated.json", "-purposes", "internal/botsgen/purposes.json", "-out", out)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("botsgen: %v\n%s", err, msg)
 	}

@@ -96,8 +96,9 @@ type options struct {
 	guard      string // extra robots_guard options
 	backend    string // "reverse_proxy" (default) or "file_server"
 	trustProxy bool   // trust X-Forwarded-For from loopback
-	robotsPath string // where the site's robots.txt lives; "" for site/robots.txt
+	robotsPath string // where the site's robots.txt lives (a file or URL); "" for site/robots.txt
 	admin      string // admin API address; "" keeps the admin API off
+	proxyTo    string // reverse_proxy to this address instead of the file_server backend
 }
 
 func freePort(t *testing.T) int {
@@ -147,6 +148,9 @@ func start(t *testing.T, o options) *server {
 		}
 	}
 	front, back := freePort(t), freePort(t)
+	for back == front { // the port freePort freed can come back at once
+		back = freePort(t)
+	}
 	s.front, s.backend = fmt.Sprintf("http://127.0.0.1:%d", front), fmt.Sprintf("http://127.0.0.1:%d", back)
 	servers := "servers {\n\t\tmax_header_size 2MB\n\t\tprotocols h1 h2 h2c\n"
 	if o.trustProxy {
@@ -156,6 +160,9 @@ func start(t *testing.T, o options) *server {
 	handler := fmt.Sprintf("reverse_proxy 127.0.0.1:%d", back)
 	if o.backend == "file_server" {
 		handler = fmt.Sprintf("root * %s\n\tfile_server", filepath.Join(dir, "site"))
+	}
+	if o.proxyTo != "" {
+		handler = "reverse_proxy " + o.proxyTo
 	}
 	admin := "off"
 	if o.admin != "" {

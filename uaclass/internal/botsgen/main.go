@@ -12,7 +12,12 @@
 //     ID; "^" and "$" anchor a phrase at the start and end of the
 //     User-Agent), tokens, parents and verification methods of the major
 //     crawlers, user-triggered fetchers, operators' classes (health checks
-//     are monitors) and the bad-bot list.
+//     are monitors) and the bad-bot list;
+//   - purposes.json beside this file: what each bot does with what it
+//     fetches (train-ai, search, ai-input, user-triggered), from the
+//     vendors' documentation (each entry cites its source), with
+//     ai.robots.txt's "function" field, mapped one exact text at a time,
+//     as an attributed fallback.
 //
 // Run it through go generate in the uaclass folder.
 package main
@@ -48,6 +53,17 @@ type curated struct {
 	Bots          []bot               `json:"bots"`
 }
 
+// purposeTable is purposes.json.
+type purposeTable struct {
+	Vendors []struct {
+		Token    string           `json:"token"`
+		Purposes uaclass.Purposes `json:"purposes"`
+		Source   string           `json:"source"`
+		Says     string           `json:"says"`
+	} `json:"vendors"`
+	FunctionFallback map[string]uaclass.Purposes `json:"function_fallback"`
+}
+
 type crawlerEntry struct {
 	Pattern     string   `json:"pattern"`
 	Instances   []string `json:"instances"`
@@ -64,6 +80,7 @@ type aiEntry struct {
 func main() {
 	data := flag.String("data", "internal/botsgen/data", "folder with crawler-user-agents.json and robots.json")
 	curatedPath := flag.String("curated", "internal/botsgen/curated.json", "curated additions")
+	purposesPath := flag.String("purposes", "internal/botsgen/purposes.json", "purposes of the bots")
 	out := flag.String("out", "bots.json", "output file")
 	flag.Parse()
 
@@ -73,6 +90,9 @@ func main() {
 	readJSON(filepath.Join(*data, "crawler-user-agents.json"), &crawlers)
 	var ai map[string]aiEntry
 	readJSON(filepath.Join(*data, "robots.json"), &ai)
+	var purposes purposeTable
+	readJSON(*purposesPath, &purposes)
+	fallback := map[string]fallbackPurpose{} // by token
 
 	db := newDB()
 	for _, c := range crawlers {
@@ -109,6 +129,14 @@ func main() {
 			Operator: plainOperator(e.Operator), UserTriggered: slices.Contains(cur.UserTriggered, k),
 			Source: "ai.robots.txt",
 		}, true)
+		if p, ok := purposes.FunctionFallback[e.Function]; ok {
+			f := fallback[tokenOf(k)]
+			if f.source == "" {
+				f.source = fmt.Sprintf("ai.robots.txt (MIT), function of %q: %q", k, e.Function)
+			}
+			f.purposes |= p
+			fallback[tokenOf(k)] = f
+		}
 	}
 	for _, b := range cur.Bots {
 		if b.Source == "" {
@@ -117,6 +145,7 @@ func main() {
 		db.override(b)
 	}
 	bots := db.finish()
+	applyPurposes(bots, purposes, fallback)
 
 	var buf bytes.Buffer
 	buf.WriteString("[\n")
@@ -136,6 +165,44 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("botsgen: wrote %d bots to %s\n", len(bots), *out)
+}
+
+// fallbackPurpose is what ai.robots.txt's function fields say of a token.
+type fallbackPurpose struct {
+	purposes uaclass.Purposes
+	source   string
+}
+
+// applyPurposes sets each bot's purposes: the vendor table's entry for its
+// token, else the function fallback; a user-triggered fetcher has
+// PurposeUserTriggered, and a vendor entry that says user-triggered makes
+// the bot one. A vendor entry for a token the database lacks is an error.
+func applyPurposes(bots []bot, t purposeTable, fallback map[string]fallbackPurpose) {
+	byToken := map[string]*bot{}
+	for i := range bots {
+		byToken[bots[i].Token] = &bots[i]
+	}
+	vendor := map[string]bool{}
+	for _, v := range t.Vendors {
+		b := byToken[v.Token]
+		if b == nil || vendor[v.Token] || v.Source == "" || v.Says == "" {
+			log.Fatalf("purposes: vendor entry %q: unknown or repeated token, or no source or says", v.Token)
+		}
+		vendor[v.Token] = true
+		b.Purposes, b.PurposeSource = v.Purposes, v.Source
+		if v.Purposes&uaclass.PurposeUserTriggered != 0 {
+			b.UserTriggered = true
+		}
+	}
+	for i := range bots {
+		b := &bots[i]
+		if f, ok := fallback[b.Token]; ok && !vendor[b.Token] {
+			b.Purposes, b.PurposeSource = f.purposes, f.source
+		}
+		if b.UserTriggered {
+			b.Purposes |= uaclass.PurposeUserTriggered
+		}
+	}
 }
 
 func mustClass(name string) uaclass.Class {
