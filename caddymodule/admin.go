@@ -55,7 +55,11 @@ func (a adminAPI) serve(w http.ResponseWriter, r *http.Request) error {
 		if r.Method != http.MethodGet {
 			return methodNotAllowed(r, http.MethodGet)
 		}
-		return writeJSON(w, map[string]any{"zones": blockedByZone(r.URL.Query().Get("zone"), time.Now())})
+		zones, err := blockedByZone(r.URL.Query().Get("zone"), time.Now())
+		if err != nil {
+			return caddy.APIError{HTTPStatus: http.StatusBadGateway, Err: err}
+		}
+		return writeJSON(w, map[string]any{"zones": zones})
 	case "/robots_guard/unblock":
 		if r.Method != http.MethodPost {
 			return methodNotAllowed(r, http.MethodPost)
@@ -68,7 +72,10 @@ func (a adminAPI) serve(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("ip: %v", err)}
 		}
-		lifted, zones := unblock(p, req.Zone, time.Now())
+		lifted, zones, err := unblock(p, req.Zone, time.Now())
+		if err != nil {
+			return caddy.APIError{HTTPStatus: http.StatusBadGateway, Err: err}
+		}
 		if req.Zone != "" && zones == 0 {
 			return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("zone %q: no such zone", req.Zone)}
 		}
@@ -95,16 +102,22 @@ func eachZone(only string, f func(zone string, s *sharedState)) {
 	}
 }
 
-// blockedByZone lists the blocks in force in every zone, or in one.
-func blockedByZone(only string, now time.Time) map[string][]enforce.BlockedClient {
+// blockedByZone lists the blocks in force in every zone, or in one;
+// fleet-wide for a zone on Redis (store.go).
+func blockedByZone(only string, now time.Time) (map[string][]enforce.BlockedClient, error) {
 	out := map[string][]enforce.BlockedClient{}
+	var firstErr error
 	eachZone(only, func(zone string, s *sharedState) {
-		out[zone] = s.store.Blocked(now)
+		bs, err := zoneBlocked(zone, s, now)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("zone %q: listing the blocks in Redis: %v", zone, err)
+		}
+		out[zone] = bs
 		if out[zone] == nil {
 			out[zone] = []enforce.BlockedClient{}
 		}
 	})
-	return out
+	return out, firstErr
 }
 
 // parseUnblock reads the address or prefix to unblock: an IP (the blocks
@@ -123,14 +136,22 @@ func parseUnblock(s string) (netip.Prefix, error) {
 }
 
 // unblock lifts the blocks of the tracked prefixes that overlap p in every
-// zone, or in one; it returns how many blocks it lifted and in how many
-// zones it looked.
-func unblock(p netip.Prefix, only string, now time.Time) (lifted, zones int) {
-	eachZone(only, func(_ string, s *sharedState) {
+// zone, or in one, in the in-process store and, for a zone on Redis,
+// fleet-wide; it returns how many blocks it lifted and in how many zones
+// it looked.
+func unblock(p netip.Prefix, only string, now time.Time) (lifted, zones int, err error) {
+	eachZone(only, func(zone string, s *sharedState) {
 		lifted += s.store.Unblock(p, now)
 		zones++
+		if f := fleetOf(zone); f != nil && err == nil {
+			n, ferr := f.Unblock(p, now)
+			if ferr != nil {
+				err = fmt.Errorf("zone %q: lifting the blocks in Redis: %v", zone, ferr)
+			}
+			lifted += n
+		}
 	})
-	return lifted, zones
+	return lifted, zones, err
 }
 
 func methodNotAllowed(r *http.Request, want string) error {

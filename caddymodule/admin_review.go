@@ -63,7 +63,11 @@ func liveView(only string, now time.Time) review.View {
 	eachZone(only, func(zone string, s *sharedState) {
 		zv := s.stats.View(zone, now)
 		zv.Blocked = []review.BlockedClient{}
-		for _, b := range s.store.Blocked(now) {
+		blocked, _ := zoneBlocked(zone, s, now) // store.go; on an error, the in-process list
+		if blocked == nil {
+			blocked = s.store.Blocked(now)
+		}
+		for _, b := range blocked {
 			zv.Blocked = append(zv.Blocked, review.BlockedClient{IP: b.IP, Token: b.Token, Until: b.Until.UTC(), Offenses: b.Offenses, ReadRobots: b.ReadRobots, DryRun: b.DryRun})
 		}
 		v.Zones = append(v.Zones, zv)

@@ -80,6 +80,13 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    max_clients      <n>
 //	    max_blocks       <n>
 //	    state_ttl        <duration>
+//	    store            memory | redis <url>
+//	    store redis [<url>] {
+//	        url        <url>
+//	        key_prefix <prefix>
+//	        timeout    <duration>
+//	        on_error   local|allow|deny
+//	    }
 //	    ua_cache         <size>
 //	    zone             <name>
 //	    deny             <status> [<body>]
@@ -356,6 +363,7 @@ var caddyfileOptions = map[string]caddyfileOption{
 	"state_ttl": {read: func(h *Handler, r *optionReader) error {
 		return r.set("state_ttl").positiveDuration(&h.StateTTL)
 	}},
+	"store": {read: readStore}, // store.go
 	"ua_cache": {read: func(h *Handler, r *optionReader) error {
 		return r.set("ua_cache").size(&h.UACache)
 	}},

@@ -230,6 +230,11 @@ func (h *Handler) checkConfig() (*settings, error) {
 	if h.MaxBlocks < 0 {
 		return nil, &configError{"max_blocks", errAtLeast(1, h.MaxBlocks)}
 	}
+	if len(h.StoreRaw) > 0 {
+		if err := checkStore(h.StoreRaw); err != nil { // store.go
+			return nil, err
+		}
+	}
 	if h.Zone == "" {
 		h.Zone = "default"
 	}

@@ -7,6 +7,7 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -21,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/enforce/redisstore"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/uaclass"
@@ -215,6 +217,15 @@ type Handler struct {
 	// StateTTL is how long an idle client is remembered. Default: 1h.
 	StateTTL caddy.Duration `json:"state_ttl,omitempty"`
 
+	// StoreRaw is where the per-client state lives, as a store module of
+	// the http.handlers.robots_guard.stores namespace: {"module": "redis",
+	// "url": "redis://..."} shares it across a fleet (see RedisStore).
+	// max_clients and max_blocks bound the in-process store, which also
+	// decides while Redis cannot be reached (on_error local); in Redis,
+	// state_ttl and Redis's own memory bound it. Default: in the Caddy
+	// process, per instance.
+	StoreRaw json.RawMessage `json:"store,omitempty" caddy:"namespace=http.handlers.robots_guard.stores inline_key=module"`
+
 	// UACache bounds the User-Agent classification cache, in bytes; a
 	// negative value disables the cache. Default: 4 MiB.
 	UACache int `json:"ua_cache,omitempty"`
@@ -275,22 +286,24 @@ type Handler struct {
 	// Default: people are never redirected.
 	CanonicalRedirectHumans bool `json:"canonical_redirect_humans,omitempty"`
 
-	logger     *zap.Logger // the decision log
-	opsLogger  *zap.Logger // reload and configuration problems, for Caddy's main log
-	serve      bool        // ServeRobots resolved
-	engine     *enforce.Engine
-	classifier *uaclass.Classifier
-	verifier   *uaclass.Verifier
-	webBotAuth *webBotAuth
-	source     *source
-	metrics    *metrics
-	shared     *sharedState
-	blocked    []uaclass.Class
-	index      indexRules
-	usage      usageHeaders
-	tarpit     chan struct{} // a semaphore of TarpitMax held requests
-	unloaded   <-chan struct{}
-	cancel     func()
+	logger       *zap.Logger // the decision log
+	opsLogger    *zap.Logger // reload and configuration problems, for Caddy's main log
+	serve        bool        // ServeRobots resolved
+	engine       *enforce.Engine
+	classifier   *uaclass.Classifier
+	verifier     *uaclass.Verifier
+	webBotAuth   *webBotAuth
+	source       *source
+	metrics      *metrics
+	shared       *sharedState
+	fleet        *redisstore.Store // the zone's Redis store, or nil
+	storeMetrics *storeMetrics
+	blocked      []uaclass.Class
+	index        indexRules
+	usage        usageHeaders
+	tarpit       chan struct{} // a semaphore of TarpitMax held requests
+	unloaded     <-chan struct{}
+	cancel       func()
 }
 
 // VerifyConfig configures bot verification.
@@ -356,7 +369,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.engine, err = enforce.New(set.engine, h.shared.store)
+	store, err := h.openStore(ctx) // store.go
+	if err != nil {
+		return err
+	}
+	h.engine, err = enforce.New(set.engine, store)
 	if err != nil {
 		return fmt.Errorf("robots_guard: %v", err)
 	}
@@ -443,7 +460,13 @@ func (h *Handler) Cleanup() error {
 func (h *Handler) sweep(ctx context.Context) {
 	update := func(now time.Time) {
 		_, blocked := h.shared.store.Sweep(now)
-		h.metrics.setTracked(h.Zone, h.shared.store.Len(), blocked)
+		tracked := h.shared.store.Len()
+		if h.fleet != nil && h.fleet.Up() {
+			if t, b, err := h.fleet.Counts(now); err == nil {
+				tracked, blocked = t, b
+			}
+		}
+		h.metrics.setTracked(h.Zone, tracked, blocked)
 	}
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()

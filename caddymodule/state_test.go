@@ -31,7 +31,8 @@ func TestZoneDryRunThenEnforce(t *testing.T) {
 	if code := serve(dry, "192.0.2.10", uaFirefoxState, "/"); code != 200 {
 		t.Fatalf("dry-run trapped client: %d", code)
 	}
-	list := blockedByZone(zone, time.Now())[zone]
+	zones, _ := blockedByZone(zone, time.Now())
+	list := zones[zone]
 	if len(list) != 1 || !list[0].DryRun || list[0].IP != "192.0.2.10" {
 		t.Fatalf("blocked after dry run: %+v", list)
 	}
@@ -73,14 +74,14 @@ func TestZonePrefixAndDroppedBlocks(t *testing.T) {
 	if code := serve(h, "2001:db8:2::1", uaFirefoxState, "/"); code != 200 {
 		t.Errorf("another /64: %d", code)
 	}
-	if list := blockedByZone(zone, time.Now())[zone]; len(list) != 1 || list[0].IP != "2001:db8:1::/64" {
+	if list := zoneList(zone); len(list) != 1 || list[0].IP != "2001:db8:1::/64" {
 		t.Errorf("blocked: %+v", list)
 	}
 	p, err := parseUnblock("2001:db8:1::99")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lifted, _ := unblock(p, zone, time.Now()); lifted != 1 {
+	if lifted, _, _ := unblock(p, zone, time.Now()); lifted != 1 {
 		t.Errorf("unblock of an address in the /64 lifted %d", lifted)
 	}
 	// A flood into the trap from 2,000 /64s: 64 blocks fit (one per shard,
@@ -88,7 +89,7 @@ func TestZonePrefixAndDroppedBlocks(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		serve(h, fmt.Sprintf("2001:db8:%x:%x::1", 0x100+i/0x10000, i%0x10000), uaFirefoxState, "/trap/")
 	}
-	blocked := len(blockedByZone(zone, time.Now())[zone])
+	blocked := len(zoneList(zone))
 	dropped := testutil.ToFloat64(h.metrics.dropped.WithLabelValues(zone))
 	if blocked > 64 || int(dropped)+blocked != 2000 {
 		t.Errorf("%d blocked (bound 64), %v dropped, want 2000 in all", blocked, dropped)
@@ -165,4 +166,10 @@ func TestBrowserLikeLimits(t *testing.T) {
 	if codes[200] != 4 || codes[429] != 6 {
 		t.Errorf("a bare Mozilla/5.0, 10 requests: %v, want the burst of 3 and a slip served, then 429s", codes)
 	}
+}
+
+// zoneList lists the blocks of one zone.
+func zoneList(zone string) []enforce.BlockedClient {
+	zones, _ := blockedByZone(zone, time.Now())
+	return zones[zone]
 }

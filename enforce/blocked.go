@@ -69,6 +69,13 @@ func (s *MemoryStore) Blocked(now time.Time) []BlockedClient {
 		}
 		sh.mu.Unlock()
 	}
+	SortBlocked(out)
+	return out
+}
+
+// SortBlocked sorts blocks as [MemoryStore.Blocked] lists them: by address,
+// prefix length, token, enforced before dry-run.
+func SortBlocked(out []BlockedClient) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if c := a.Prefix.Addr().Compare(b.Prefix.Addr()); c != 0 {
@@ -82,7 +89,6 @@ func (s *MemoryStore) Blocked(now time.Time) []BlockedClient {
 		}
 		return !a.DryRun && b.DryRun
 	})
-	return out
 }
 
 // Unblock lifts every block of the address prefixes that overlap p (an

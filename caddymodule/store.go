@@ -1,0 +1,399 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/enforce/redisstore"
+)
+
+func init() {
+	caddy.RegisterModule(RedisStore{})
+	redis.SetLogger(redisLog{})
+}
+
+// storesNamespace is the namespace of robots_guard's stores, the guest
+// modules of the handler's "store" field.
+const storesNamespace = "http.handlers.robots_guard.stores"
+
+// RedisStore keeps the per-client state (rates, strikes, blocks,
+// robots.txt-fetched marks) in Redis or Valkey, shared by every instance
+// with the same URL, key prefix and zone: a fleet behind a load balancer
+// enforces one Crawl-delay and one ladder per client. Each decision is one
+// round trip (a server-side script); a blocked client's requests are
+// answered from a local cache of blocks that the instances keep in step.
+type RedisStore struct {
+	// URL locates the server: redis://[user:password@]host:port[/db],
+	// rediss:// (TLS), unix:///path/to/redis.sock,
+	// redis+cluster://host:port?addr=host:port (a cluster, from its seed
+	// nodes) or redis+sentinel://host:port?master_name=NAME (the primary
+	// that Sentinel names); go-redis's options go in the query.
+	// Placeholders such as {env.REDIS_URL} are replaced. Default: none, it
+	// is required.
+	URL string `json:"url,omitempty"`
+
+	// KeyPrefix starts every key the store writes, and its events channel;
+	// the zone's name follows it. Default: "robots_guard:".
+	KeyPrefix string `json:"key_prefix,omitempty"`
+
+	// Timeout bounds one round trip; a request whose round trip fails is
+	// answered as OnError says, and so are the following ones until Redis
+	// answers again. Default: 250ms.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+
+	// OnError says how requests are decided while Redis cannot be reached:
+	// "local" decides them with the instance's own in-process state (each
+	// instance on its own until Redis is back), "allow" as if no client had
+	// any state (rules still refuse; nobody is throttled or blocked), "deny"
+	// throttles every request that a rate binds (people pass). Each such
+	// request is counted in caddy_robots_guard_store_fallbacks_total; the
+	// outage and the return are logged once each, at WARN and INFO.
+	// Default: "local".
+	OnError string `json:"on_error,omitempty"`
+
+	joined string // the key of the pooled store this module joined
+}
+
+// CaddyModule returns the Caddy module information.
+func (RedisStore) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  storesNamespace + ".redis",
+		New: func() caddy.Module { return new(RedisStore) },
+	}
+}
+
+// storeJoiner is a store module: it gives a handler the store of its zone.
+type storeJoiner interface {
+	join(h *Handler) (*redisstore.Store, error)
+}
+
+// pooledStore is a zone's Redis store with its client, shared by the
+// handlers of the zone that name the same server and settings, and kept
+// across config reloads.
+type pooledStore struct {
+	zone   string
+	store  *redisstore.Store
+	client redis.UniversalClient
+}
+
+// Destruct implements caddy.Destructor.
+func (p *pooledStore) Destruct() error {
+	p.store.Close()
+	return p.client.Close()
+}
+
+// fleetStores holds the Redis stores in use, by zone and settings.
+var fleetStores = caddy.NewUsagePool()
+
+// settings checks the module's values and returns them resolved.
+func (rs *RedisStore) settings() (url string, timeout time.Duration, onError redisstore.OnError, err error) {
+	url = caddy.NewReplacer().ReplaceAll(rs.URL, "")
+	if url == "" {
+		return "", 0, 0, bad("store.url", "no Redis URL (e.g. store redis redis://127.0.0.1:6379)")
+	}
+	timeout = time.Duration(rs.Timeout)
+	if timeout < 0 {
+		return "", 0, 0, &configError{"store.timeout", errAboveZero(timeout)}
+	}
+	if timeout == 0 {
+		timeout = redisstore.DefaultTimeout
+	}
+	if onError, err = redisstore.ParseOnError(rs.OnError); err != nil {
+		return "", 0, 0, &configError{"store.on_error", err}
+	}
+	if strings.ContainsAny(rs.KeyPrefix, "{}") {
+		return "", 0, 0, bad("store.key_prefix", "%q has a brace, which would change the keys' cluster hash slots", rs.KeyPrefix)
+	}
+	c, err := redisstore.Open(url, timeout)
+	if err != nil {
+		// Do not echo a URL that may carry a password.
+		return "", 0, 0, bad("store.url", "%v", err)
+	}
+	_ = c.Close()
+	return url, timeout, onError, nil
+}
+
+// join implements storeJoiner: it joins the pooled store of the handler's
+// zone and settings, creating it (without waiting for Redis) if need be,
+// with the zone's in-process store as the local one.
+func (rs *RedisStore) join(h *Handler) (*redisstore.Store, error) {
+	url, timeout, onError, err := rs.settings()
+	if err != nil {
+		return nil, err
+	}
+	ttl := time.Duration(h.StateTTL)
+	key := strings.Join([]string{h.Zone, url, rs.KeyPrefix, timeout.String(), onError.String(), ttl.String()}, "\x00")
+	v, _, err := fleetStores.LoadOrNew(key, func() (caddy.Destructor, error) {
+		c, err := redisstore.Open(url, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return &pooledStore{zone: h.Zone, client: c, store: redisstore.New(redisstore.Options{
+			Client: c, KeyPrefix: rs.KeyPrefix, Zone: h.Zone, TTL: ttl, Timeout: timeout,
+			OnError: onError, Local: h.shared.store,
+		})}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("robots_guard: store: %v", err)
+	}
+	rs.joined = key
+	s := v.(*pooledStore).store
+	// The store outlives this config: its hooks are this config's logger
+	// (the metrics are the process's).
+	zone, log, m := h.Zone, h.opsLogger, h.storeMetrics
+	m.setUp(zone, s.Up())
+	s.SetHooks(redisstore.Hooks{
+		Fallback: func() { m.fallback(zone) },
+		Down: func(err error) {
+			m.setUp(zone, false)
+			log.Warn("the Redis store cannot be reached; deciding without it until it answers again",
+				zap.String("zone", zone), zap.String("on_error", onError.String()), zap.Error(err))
+		},
+		Up: func() {
+			m.setUp(zone, true)
+			log.Info("the Redis store answers again", zap.String("zone", zone))
+		},
+	})
+	return s, nil
+}
+
+// Cleanup implements caddy.CleanerUpper: it leaves the pooled store.
+func (rs *RedisStore) Cleanup() error {
+	if rs.joined == "" {
+		return nil
+	}
+	_, err := fleetStores.Delete(rs.joined)
+	rs.joined = ""
+	return err
+}
+
+// openStore returns the store the handler's engine decides with: the
+// zone's in-process store, or the one its store module gives.
+func (h *Handler) openStore(ctx caddy.Context) (enforce.Store, error) {
+	if len(h.StoreRaw) == 0 {
+		return h.shared.store, nil
+	}
+	var err error
+	if h.storeMetrics, err = sharedStoreMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return nil, fmt.Errorf("robots_guard: registering metrics: %v", err)
+	}
+	mod, err := ctx.LoadModule(h, "StoreRaw")
+	if err != nil {
+		return nil, fmt.Errorf("robots_guard: store: %v", err)
+	}
+	j, ok := mod.(storeJoiner)
+	if !ok {
+		return nil, fmt.Errorf("robots_guard: store: module %T is not a robots_guard store", mod)
+	}
+	if h.fleet, err = j.join(h); err != nil {
+		return nil, err
+	}
+	return h.fleet, nil
+}
+
+// checkStore checks the store module's values, for checkConfig: a store
+// from another plugin checks its own when it is loaded.
+func checkStore(raw json.RawMessage) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return bad("store", "%v", err)
+	}
+	var name string
+	if err := json.Unmarshal(fields["module"], &name); err != nil || name == "" {
+		return bad("store.module", "names no store module (want \"redis\")")
+	}
+	if name != "redis" {
+		if _, err := caddy.GetModule(storesNamespace + "." + name); err != nil {
+			return bad("store.module", "unknown store %q (want redis)", name)
+		}
+		return nil
+	}
+	delete(fields, "module")
+	rest, _ := json.Marshal(fields)
+	var rs RedisStore
+	if err := caddy.StrictUnmarshalJSON(rest, &rs); err != nil {
+		return bad("store", "%v", err)
+	}
+	_, _, _, err := rs.settings()
+	return err
+}
+
+// readStore reads the Caddyfile's store option:
+//
+//	store memory
+//	store redis <url>
+//	store redis [<url>] {
+//	    url        <url>
+//	    key_prefix <prefix>
+//	    timeout    <duration>
+//	    on_error   local|allow|deny
+//	}
+func readStore(h *Handler, r *optionReader) error {
+	d := r.d
+	args := d.RemainingArgs()
+	r.set("store")
+	if len(args) == 0 || len(args) > 2 {
+		return r.errf("want memory, redis <url> or a redis block, got %d arguments", len(args))
+	}
+	switch args[0] {
+	case "memory":
+		if len(args) > 1 || d.NextBlock(d.Nesting()) {
+			return r.errf("memory takes no arguments")
+		}
+		h.StoreRaw = nil
+		return nil
+	case "redis":
+	default:
+		return r.errf("unknown store '%s' (want memory or redis)", args[0])
+	}
+	var rs RedisStore
+	if len(args) == 2 {
+		rs.URL = args[1]
+		r.set("store.url")
+	}
+	outer := r.opt
+	seen := map[string]bool{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		name := d.Val()
+		r.opt, r.tok = "store "+name, d.Token()
+		if seen[name] {
+			return r.errf("already specified")
+		}
+		seen[name] = true
+		var v string
+		switch name {
+		case "url":
+			if rs.URL != "" && len(args) == 2 {
+				return r.errf("the url is already given after 'redis'")
+			}
+			if err := r.set("store.url").one(&rs.URL); err != nil {
+				return err
+			}
+		case "key_prefix":
+			if err := r.set("store.key_prefix").one(&rs.KeyPrefix); err != nil {
+				return err
+			}
+		case "timeout":
+			if err := r.set("store.timeout").positiveDuration(&rs.Timeout); err != nil {
+				return err
+			}
+		case "on_error":
+			if err := r.set("store.on_error").one(&v); err != nil {
+				return err
+			}
+			rs.OnError = v
+		default:
+			return d.Errf("robots_guard: store: unrecognized option '%s' (want url, key_prefix, timeout or on_error)", name)
+		}
+	}
+	r.opt = outer
+	h.StoreRaw = caddyconfig.JSONModuleObject(rs, "module", "redis", nil)
+	return nil
+}
+
+// storeMetrics count the requests decided without the shared store, and
+// whether it answers, by zone. The methods are nil-safe.
+type storeMetrics struct {
+	fallbacks *prometheus.CounterVec
+	up        *prometheus.GaugeVec
+}
+
+// processStoreMetrics are the process's store collectors, registered on
+// each config's registry as the other collectors are (metrics.go), so that
+// they keep counting across reloads, as the pooled stores they count do.
+var processStoreMetrics = sync.OnceValue(func() *storeMetrics {
+	return &storeMetrics{
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "store_fallbacks_total",
+			Help: "Requests decided without the shared (Redis) store because it could not be reached, as on_error says, by zone.",
+		}, []string{"zone"}),
+		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "store_up",
+			Help: "1 while the zone's shared (Redis) store answers, 0 while requests are decided without it.",
+		}, []string{"zone"}),
+	}
+})
+
+// sharedStoreMetrics registers the process's store collectors on reg (nil:
+// none) and returns them.
+func sharedStoreMetrics(reg *prometheus.Registry) (*storeMetrics, error) {
+	m := processStoreMetrics()
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.fallbacks, m.up} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) || are.ExistingCollector != c {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+func (m *storeMetrics) fallback(zone string) {
+	if m != nil {
+		m.fallbacks.WithLabelValues(zone).Inc()
+	}
+}
+
+func (m *storeMetrics) setUp(zone string, up bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.up.WithLabelValues(zone).Set(v)
+}
+
+// fleetOf returns a Redis store of the zone in use, or nil.
+func fleetOf(zone string) *redisstore.Store {
+	var found *redisstore.Store
+	fleetStores.Range(func(_, value any) bool {
+		if p, ok := value.(*pooledStore); ok && p.zone == zone {
+			found = p.store
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// zoneBlocked lists the blocks in force in a zone: fleet-wide from Redis
+// when the zone has a Redis store that answers, else the in-process
+// store's (which decides while Redis cannot be reached).
+func zoneBlocked(zone string, s *sharedState, now time.Time) ([]enforce.BlockedClient, error) {
+	if f := fleetOf(zone); f != nil && f.Up() {
+		return f.Blocked(now)
+	}
+	return s.store.Blocked(now), nil
+}
+
+// redisLog sends go-redis's own messages (failed dials while Redis is
+// down) to Caddy's log at DEBUG: the store reports outages itself, once.
+type redisLog struct{}
+
+func (redisLog) Printf(_ context.Context, format string, v ...any) {
+	caddy.Log().Named("robots_guard.redis").Debug(fmt.Sprintf(format, v...))
+}
+
+// Interface guards
+var (
+	_ caddy.CleanerUpper = (*RedisStore)(nil)
+	_ storeJoiner        = (*RedisStore)(nil)
+)

@@ -1,0 +1,347 @@
+-- robotsguard: apply one enforce.Op to an address prefix's record, atomically.
+--
+-- This is enforce.Apply and enforce.MemoryStore.Apply (record expiry, token
+-- slots, stale token states) written in Lua, so that a decision is one round
+-- trip. The differential test (store_test.go) runs the same random Op
+-- sequences through MemoryStore and this script and compares every Outcome.
+--
+-- KEYS[1]  the record: a hash with s (seen), v (version), a (the address's
+--          state), n (tokens), k1..k4 (token names) and t1..t4 (their states)
+-- ARGV     now, token, flags, interval, burst, addr_interval, addr_burst,
+--          grace, strikes, addr_strikes, window, cooldown, max_cooldown, ttl,
+--          snapshot (1: return the record when it holds a block)
+--
+-- Times are Unix nanoseconds, stored as decimal strings, "0" when unset.
+-- Lua numbers are doubles, exact only below 2^53 (104 days of nanoseconds),
+-- so the script computes with times as offsets from now (nil for unset),
+-- exact for times within 104 days of now, and writes a time it did not
+-- change back as the string it read.
+
+local NS = 1000000000
+local MAXQ = 2305843009213693951 -- math.MaxInt64 / 4, as the Go code caps
+local MAXI32 = 2147483647
+local MAXTOK = 4
+
+local now = ARGV[1]
+local token = ARGV[2]
+local flags = tonumber(ARGV[3])
+local op = {
+	interval = tonumber(ARGV[4]), burst = tonumber(ARGV[5]),
+	addr_interval = tonumber(ARGV[6]), addr_burst = tonumber(ARGV[7]),
+	grace = tonumber(ARGV[8]), strikes = tonumber(ARGV[9]), addr_strikes = tonumber(ARGV[10]),
+	window = tonumber(ARGV[11]), cooldown = tonumber(ARGV[12]), max_cooldown = tonumber(ARGV[13]),
+}
+local ttl = tonumber(ARGV[14])
+local want_snapshot = ARGV[15] == '1'
+local function flag(bit) return math.floor(flags / bit) % 2 == 1 end
+op.peek, op.check_addr, op.mark_robots = flag(1), flag(2), flag(4)
+op.strike, op.block, op.blockable, op.is_addr = flag(8), flag(16), flag(32), flag(64)
+
+-- floor(a / b) for integer-valued doubles, corrected for rounding.
+local function fdiv(a, b)
+	local q = math.floor(a / b)
+	if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
+	return q
+end
+
+local function split(s)
+	if #s <= 9 then return 0, tonumber(s) end
+	return tonumber(string.sub(s, 1, -10)), tonumber(string.sub(s, -9))
+end
+local now_s, now_n = split(now)
+
+-- rel turns a stored time into an offset from now; nil when unset.
+local function rel(s)
+	if s == '0' then return nil end
+	local sec, ns = split(s)
+	return (sec - now_s) * NS + (ns - now_n)
+end
+
+-- abs turns an offset from now into a stored time.
+local function abs(off)
+	if off == nil then return '0' end
+	local t = now_n + off
+	local c = fdiv(t, NS)
+	local sec, ns = now_s + c, t - c * NS
+	if sec == 0 then return string.format('%d', ns) end
+	return string.format('%d%09d', sec, ns)
+end
+
+-- A state: [1] TAT, [2] ThrottleUntil, [3] StrikeFrom, [4] WindowStart,
+-- [5] BlockedUntil, [6] Remember, [7] RobotsAt, [8] LastSeen as offsets;
+-- [9] Strikes, [10] Slips, [11] Offenses; orig holds the strings read.
+local function decode(s)
+	local st, orig, i = {}, {}, 1
+	for f in string.gmatch(s, '[^,]+') do
+		orig[i] = f
+		if i <= 8 then st[i] = rel(f) else st[i] = tonumber(f) end
+		i = i + 1
+	end
+	st.orig = orig
+	return st
+end
+
+local function fresh()
+	return { nil, nil, nil, nil, nil, nil, nil, nil, 0, 0, 0, orig = {} }
+end
+
+local function encode(st)
+	local out = {}
+	for i = 1, 8 do
+		local o = st.orig[i]
+		if o ~= nil and rel(o) == st[i] then out[i] = o else out[i] = abs(st[i]) end
+	end
+	for i = 9, 11 do out[i] = string.format('%d', st[i]) end
+	return table.concat(out, ',')
+end
+
+-- time returns field i of st as a stored time, for the reply.
+local function time(st, i)
+	local o = st.orig[i]
+	if o ~= nil and rel(o) == st[i] then return o end
+	return abs(st[i])
+end
+
+local function is_blocked(st) return st[5] ~= nil and st[5] > 0 end
+local function is_offender(st) return is_blocked(st) or st[6] ~= nil and st[6] > 0 end
+
+local function new_window(st, window)
+	if st[4] == nil or -st[4] > window then
+		st[4], st[9], st[10] = 0, 0, 0
+	end
+end
+
+local function add_strike(st, window)
+	new_window(st, window)
+	if st[9] < MAXI32 then st[9] = st[9] + 1 end
+end
+
+local function block(st)
+	local cd = op.cooldown
+	if cd > 0 then
+		local i = 0
+		while i < st[11] and cd < op.max_cooldown do
+			cd, i = cd * 2, i + 1
+		end
+	end
+	cd = math.min(cd, op.max_cooldown)
+	st[5] = cd
+	st[6] = st[5] + op.max_cooldown
+	if st[11] < MAXI32 then st[11] = st[11] + 1 end
+end
+
+-- take: one token from the bucket (interval, burst) of st (State.take).
+local function take(st, iv, burst, grace, window)
+	local tol = MAXQ
+	local b = math.max(burst, 1) - 1
+	if b == 0 or iv <= fdiv(MAXQ, b) then tol = b * iv end
+	local tat = 0
+	if st[1] ~= nil and st[1] > 0 then tat = st[1] end
+	if 0 >= tat - tol then
+		st[1] = tat + math.min(iv, MAXQ)
+		return { took = true, retry = 0 }
+	end
+	if st[2] ~= nil and 0 < st[2] then
+		local r = { retry = st[2] }
+		if st[3] == nil or 0 >= st[3] then
+			r.strike, st[3] = true, st[2]
+		end
+		return r
+	end
+	new_window(st, window)
+	if st[10] < MAXI32 then st[10] = st[10] + 1 end
+	if st[10] <= grace then return { slip = true, retry = 0 } end
+	local ra = fdiv(tat - tol + NS - 1, NS) * NS
+	st[2] = ra
+	st[3] = math.min(fdiv(ra, 2), NS)
+	return { retry = ra }
+end
+
+-- apply: enforce.Apply. st is the key's state, addr the address's (or nil).
+local function apply(st, addr)
+	local out = { retry = 0 }
+	if addr ~= nil then
+		out.addr_robots, out.addr_until = time(addr, 7), time(addr, 5)
+		if is_blocked(addr) then
+			out.addr_blocked, out.blocked = true, true
+			return out
+		end
+	end
+	if op.peek then
+		out.blocked = is_blocked(st)
+		return out
+	end
+	st[8] = 0
+	if op.mark_robots then st[7] = 0 end
+	if is_blocked(st) then
+		out.blocked = true
+		return out
+	end
+	if addr ~= nil then addr[8] = 0 end
+	local strike, addr_strike, do_block = op.strike, false, op.block
+	if op.interval > 0 then
+		local tat = st[1]
+		local r = take(st, op.interval, op.burst, op.grace, op.window)
+		if r.took and addr ~= nil and op.addr_interval > 0 then
+			local ar = take(addr, op.addr_interval, op.addr_burst, op.grace, op.window)
+			if not ar.took then
+				if not ar.slip then st[1] = tat end
+				r, out.by_addr, addr_strike = ar, true, ar.strike
+			end
+		end
+		out.took, out.slip = r.took, r.slip
+		out.throttled = not r.took and not r.slip
+		out.retry = r.retry
+		strike = strike or (r.strike and not out.by_addr)
+	end
+	if strike then
+		add_strike(st, op.window)
+		if op.blockable and op.strikes > 0 and st[9] >= op.strikes then do_block = true end
+	end
+	if addr ~= nil and op.blockable and (strike or addr_strike) then
+		add_strike(addr, op.window)
+		if op.addr_strikes > 0 and addr[9] >= op.addr_strikes then
+			block(addr)
+			out.addr_blocked, out.addr_new = true, true
+			out.addr_until = time(addr, 5)
+		end
+	end
+	if do_block then
+		block(st)
+		out.new = true
+	end
+	return out
+end
+
+-- The record.
+local key = KEYS[1]
+local rec = { tokens = {} }
+local raw = redis.call('HGETALL', key)
+local exists = #raw > 0
+if exists then
+	local h = {}
+	for i = 1, #raw, 2 do h[raw[i]] = raw[i + 1] end
+	rec.seen_s, rec.version = h.s or '0', tonumber(h.v or '0')
+	rec.seen = rel(rec.seen_s)
+	rec.addr = decode(h.a)
+	for i = 1, tonumber(h.n or '0') do
+		rec.tokens[i] = { name = h['k' .. i], st = decode(h['t' .. i]) }
+	end
+end
+
+local function rec_offender()
+	if is_offender(rec.addr) then return true end
+	for _, t in ipairs(rec.tokens) do
+		if is_offender(t.st) then return true end
+	end
+	return false
+end
+
+local function stale(st)
+	return (st[8] == nil or st[8] + ttl < 0) and not is_offender(st)
+end
+
+-- An idle record is forgotten, as MemoryStore.node does.
+if exists and (rec.seen == nil or rec.seen + ttl < 0) and not rec_offender() then
+	redis.call('DEL', key)
+	exists = false
+	rec = { tokens = {} }
+end
+if not exists then
+	if op.peek then return { 0, '0', '0', '0', '' } end
+	rec = { seen_s = '0', version = 0, addr = fresh(), tokens = {} }
+end
+
+-- find returns the slot of the token, creating it (MemoryStore.token).
+local function find(create)
+	for _, t in ipairs(rec.tokens) do
+		if t.name == token then
+			if create and stale(t.st) then t.st = fresh() end
+			return t
+		end
+	end
+	if not create then return nil end
+	local n = #rec.tokens
+	if n < MAXTOK then
+		rec.tokens[n + 1] = { name = token, st = fresh() }
+		return rec.tokens[n + 1]
+	end
+	-- Replace the least recently seen token, sparing offenders.
+	local function seen(st) return st[8] or -math.huge end
+	local victim = 1
+	for i = 2, n do
+		local c, v = rec.tokens[i].st, rec.tokens[victim].st
+		local c_off, v_off = is_offender(c), is_offender(v)
+		if v_off and not c_off or v_off == c_off and seen(c) < seen(v) then victim = i end
+	end
+	rec.tokens[victim] = { name = token, st = fresh() }
+	return rec.tokens[victim]
+end
+
+local out, st, found
+if op.is_addr then
+	st = rec.addr
+	out = apply(st, nil)
+	found = true
+else
+	local t = find(not op.peek)
+	local addr = nil
+	if op.check_addr then addr = rec.addr end
+	if t == nil then
+		st = fresh()
+		out = apply(st, addr)
+		st = fresh()
+		found = false
+	else
+		st = t.st
+		out = apply(st, addr)
+		found = true
+	end
+end
+
+if not op.peek then
+	rec.seen = 0
+	rec.version = rec.version + 1
+	local args = { 's', now, 'v', string.format('%d', rec.version), 'a', encode(rec.addr), 'n', tostring(#rec.tokens) }
+	for i, t in ipairs(rec.tokens) do
+		args[#args + 1] = 'k' .. i
+		args[#args + 1] = t.name
+		args[#args + 1] = 't' .. i
+		args[#args + 1] = encode(t.st)
+	end
+	redis.call('HSET', key, unpack(args))
+	-- Redis forgets the record when MemoryStore would: after the TTL, or
+	-- when its last block and remembered offence are over; a minute more
+	-- allows for clock skew between the fleet and Redis.
+	local life = ttl
+	local function keep(s)
+		if s[5] ~= nil and s[5] > life then life = s[5] end
+		if s[6] ~= nil and s[6] > life then life = s[6] end
+	end
+	keep(rec.addr)
+	for _, t in ipairs(rec.tokens) do keep(t.st) end
+	redis.call('PEXPIRE', key, fdiv(life + 999999, 1000000) + 60000)
+end
+
+local bits = 0
+local function set(cond, bit) if cond then bits = bits + bit end end
+set(found, 1); set(out.blocked, 2); set(out.took, 4); set(out.slip, 8)
+set(out.throttled, 16); set(out.by_addr, 32); set(out.new, 64)
+set(out.addr_blocked, 128); set(out.addr_new, 256)
+
+local reply = { bits, string.format('%d', out.retry), out.addr_robots or '0', out.addr_until or '0', encode(st) }
+-- The record, for the instance's cache of blocked clients, when it holds a
+-- block in force; and with a new block, for the other instances.
+if want_snapshot or out.new or out.addr_new then
+	local any = is_blocked(rec.addr)
+	for _, t in ipairs(rec.tokens) do any = any or is_blocked(t.st) end
+	if any then
+		reply[#reply + 1] = string.format('%d', rec.version)
+		reply[#reply + 1] = encode(rec.addr)
+		for _, t in ipairs(rec.tokens) do
+			reply[#reply + 1] = t.name
+			reply[#reply + 1] = encode(t.st)
+		end
+	end
+end
+return reply

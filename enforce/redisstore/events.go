@@ -1,0 +1,104 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"net/netip"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/robotsguard/robotsguard/enforce"
+)
+
+// event is a message on the events channel: a record that got a block
+// (with the record, for the other instances' caches), or an unblock.
+type event struct {
+	Op     string  `json:"op"`   // "block" or "unblock"
+	From   uint64  `json:"from"` // the instance that sent it
+	Zone   string  `json:"zone"`
+	ID     string  `json:"id,omitempty"`     // the record (block)
+	Rec    *record `json:"rec,omitempty"`    // its states (block)
+	Prefix string  `json:"prefix,omitempty"` // what was unblocked (unblock)
+}
+
+// announce adds a newly blocked record to the zone's index of blocks and
+// publishes it, in one pipeline. It is a second round trip, only for the
+// request that caused a block; a failure leaves the block in force (the
+// other instances find it at their next round trip) and unlisted until the
+// client's next block.
+func (s *Store) announce(k enforce.Key, rec *record, t int64) {
+	id := recordID(k.Prefix, k.DryRun)
+	msg, err := json.Marshal(event{Op: "block", From: s.id, Zone: s.zone, ID: id, Rec: rec})
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	defer cancel()
+	s.trips.Add(1)
+	_, _ = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, s.index, redis.Z{Score: float64(rec.until(t) / 1e6), Member: id})
+		p.Publish(ctx, s.channel, msg)
+		return nil
+	})
+}
+
+// listen keeps the cache in step with the other instances: it adds the
+// blocks they publish and drops what they unblock. Whenever the
+// subscription is (re)established the cache is cleared, as messages may
+// have been missed.
+func (s *Store) listen() {
+	defer s.wg.Done()
+	ps := s.client.Subscribe(s.ctx, s.channel)
+	// A blocked Receive does not watch its context: closing the
+	// subscription ends it.
+	stop := context.AfterFunc(s.ctx, func() { ps.Close() })
+	defer stop()
+	wait := s.retry
+	for {
+		msg, err := ps.Receive(s.ctx)
+		if s.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			// The cache is cleared when the subscription is back (below),
+			// not now: through an outage the known blocks hold.
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 2*time.Second)
+			continue
+		}
+		wait = s.retry
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			s.cache.clear()
+		case *redis.Message:
+			s.handle(m.Payload)
+		}
+	}
+}
+
+// handle applies one message to the cache.
+func (s *Store) handle(payload string) {
+	var ev event
+	// An instance's own messages are old news: its cache took the record
+	// from the reply, and may have newer ones since.
+	if json.Unmarshal([]byte(payload), &ev) != nil || ev.Zone != s.zone || ev.From == s.id {
+		return
+	}
+	switch ev.Op {
+	case "block":
+		p, dry, ok := parseRecordID(ev.ID)
+		if !ok || ev.Rec == nil || len(ev.Rec.Tokens) > 4 {
+			return
+		}
+		s.cache.update(makeCacheKey(enforce.Key{Prefix: p, DryRun: dry}), ev.Rec, s.now().UnixNano())
+	case "unblock":
+		if p, err := netip.ParsePrefix(ev.Prefix); err == nil {
+			s.cache.invalidate(p)
+		}
+	}
+}

@@ -1,0 +1,481 @@
+// Package redisstore is an [enforce.Store] on Redis (or Valkey), so that a
+// fleet of instances behind a load balancer enforces one set of rates,
+// strikes and blocks: a bot that spreads its requests over N instances gets
+// its Crawl-delay once, not N times, and a trap hit on one instance blocks
+// the client on all of them.
+//
+// Each Op is one round trip: a server-side Lua script (apply.lua) applies
+// it to the client's record, the address prefix's own state and the states
+// of up to 4 of its tokens in one Redis hash, with the same semantics as
+// [enforce.Apply] and [enforce.MemoryStore] (a differential test runs the
+// same random Ops through both and compares every Outcome). Times are the
+// caller's clock, carried by the Op.
+//
+// New blocks are published on a channel; every instance keeps a cache of
+// the blocked clients it has seen or been told of, so a blocked client's
+// flood costs no round trip, and an unblock clears the caches fleet-wide.
+// When Redis cannot be reached the store answers as [Options].OnError says
+// (by default from the in-process store) and reconnects in the background.
+//
+// The package does not import Caddy.
+package redisstore
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"math/rand/v2"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/robotsguard/robotsguard/enforce"
+)
+
+//go:embed apply.lua
+var applySource string
+
+//go:embed unblock.lua
+var unblockSource string
+
+var (
+	applyScript   = redis.NewScript(applySource)
+	unblockScript = redis.NewScript(unblockSource)
+)
+
+// OnError says how the store answers while Redis cannot be reached.
+type OnError uint8
+
+const (
+	// Local answers from the in-process store ([Options].Local): every
+	// instance enforces on its own until Redis is back.
+	Local OnError = iota
+	// Allow answers as if the client had no state: nobody is throttled or
+	// blocked by state (robots.txt rules, blocked classes and traps still
+	// refuse).
+	Allow
+	// Deny throttles every request that a rate binds (429, Retry-After 1
+	// s) until Redis is back; people and peeks pass, and rules still
+	// refuse.
+	Deny
+)
+
+// ParseOnError reads "local", "allow" or "deny".
+func ParseOnError(s string) (OnError, error) {
+	switch s {
+	case "local", "":
+		return Local, nil
+	case "allow":
+		return Allow, nil
+	case "deny":
+		return Deny, nil
+	}
+	return 0, errors.New("want local, allow or deny, got " + strconv.Quote(s))
+}
+
+// String returns "local", "allow" or "deny".
+func (o OnError) String() string {
+	switch o {
+	case Allow:
+		return "allow"
+	case Deny:
+		return "deny"
+	}
+	return "local"
+}
+
+// Defaults.
+const (
+	// DefaultKeyPrefix starts every key and the events channel.
+	DefaultKeyPrefix = "robots_guard:"
+	// DefaultTimeout bounds one round trip.
+	DefaultTimeout = 250 * time.Millisecond
+	// revalidate is how long a cached block answers without a round trip
+	// before the next request asks Redis again, so that a lost unblock
+	// message holds at most this long.
+	revalidate = 5 * time.Second
+)
+
+// Options configure a [Store].
+type Options struct {
+	// Client is the Redis client (single, cluster or sentinel); see
+	// [Open]. The store does not close it.
+	Client redis.UniversalClient
+	// KeyPrefix starts every key and the events channel. Default:
+	// DefaultKeyPrefix.
+	KeyPrefix string
+	// Zone names the state within the prefix, as the Caddy module's zones
+	// do. Default: "default".
+	Zone string
+	// TTL is how long an idle client is remembered (blocked ones and recent
+	// offenders are kept longer), as [enforce.NewMemoryStore]'s ttl.
+	// Default: enforce.DefaultTTL.
+	TTL time.Duration
+	// Timeout bounds one round trip. Default: DefaultTimeout.
+	Timeout time.Duration
+	// OnError says how to answer while Redis cannot be reached. Default:
+	// Local.
+	OnError OnError
+	// Local is the in-process store that answers for OnError Local.
+	// Default: a new enforce.MemoryStore.
+	Local enforce.Store
+	// NoCache turns the cache of blocked clients off: every Op is a round
+	// trip (for tests that compare the script alone).
+	NoCache bool
+	// Now is the clock for the cache's entries from other instances.
+	// Default: time.Now.
+	Now func() time.Time
+	// Retry is the first wait before Redis is tried again after a failure;
+	// it doubles up to 2 s. Default: 100ms.
+	Retry time.Duration
+}
+
+// Hooks report the store's dealings with Redis, for logs and metrics.
+// Each may be nil.
+type Hooks struct {
+	// Fallback is called for each Op answered without Redis.
+	Fallback func()
+	// Down is called when Redis becomes unreachable, with the error.
+	Down func(err error)
+	// Up is called when Redis answers again.
+	Up func()
+}
+
+// Store is an [enforce.Store] on Redis. It is safe for concurrent use.
+type Store struct {
+	client  redis.UniversalClient
+	base    string // key prefix + zone + ":"
+	index   string // the zone's sorted set of blocked records
+	channel string // the events channel, shared by the zones of a prefix
+	zone    string
+	id      uint64 // tells this store's messages from the others'
+	ttl     int64
+	timeout time.Duration
+	retry   time.Duration
+	onError OnError
+	local   enforce.Store
+	cache   *cache
+	now     func() time.Time
+	hooks   atomic.Pointer[Hooks]
+	down    atomic.Bool
+	trips   atomic.Int64
+	ctx     context.Context
+	cancel  func()
+	wg      sync.WaitGroup
+}
+
+// New returns a store on o.Client and starts listening for other
+// instances' blocks and unblocks. It does not wait for Redis: until Redis
+// answers, Ops are answered as o.OnError says. Close stops it.
+func New(o Options) *Store {
+	if o.KeyPrefix == "" {
+		o.KeyPrefix = DefaultKeyPrefix
+	}
+	if o.Zone == "" {
+		o.Zone = "default"
+	}
+	if o.TTL <= 0 {
+		o.TTL = enforce.DefaultTTL
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Local == nil {
+		o.Local = enforce.NewMemoryStore(0, 0, o.TTL)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Retry <= 0 {
+		o.Retry = 100 * time.Millisecond
+	}
+	s := &Store{
+		client:  o.Client,
+		base:    o.KeyPrefix + o.Zone + ":",
+		index:   o.KeyPrefix + o.Zone + ":blocks",
+		channel: o.KeyPrefix + "events",
+		zone:    o.Zone,
+		id:      rand.Uint64(),
+		ttl:     int64(o.TTL),
+		timeout: o.Timeout,
+		retry:   o.Retry,
+		onError: o.OnError,
+		local:   o.Local,
+		now:     o.Now,
+	}
+	if !o.NoCache {
+		s.cache = newCache()
+	}
+	s.hooks.Store(&Hooks{})
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if s.cache != nil {
+		s.wg.Add(1)
+		go s.listen()
+	}
+	return s
+}
+
+// SetHooks sets the hooks; a store outlives a Caddy config, whose metrics
+// and loggers are new on each load.
+func (s *Store) SetHooks(h Hooks) { s.hooks.Store(&h) }
+
+// Close stops listening and reconnecting. It does not close the client.
+func (s *Store) Close() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// Up reports whether the store is answering from Redis (not OnError).
+func (s *Store) Up() bool { return !s.down.Load() }
+
+// RoundTrips returns the round trips to Redis so far that Apply made.
+func (s *Store) RoundTrips() int64 { return s.trips.Load() }
+
+// recordKey returns the key of k's record: the address prefix is the hash
+// tag, so that in cluster mode every key of a client stays in its slot.
+func (s *Store) recordKey(k enforce.Key) string {
+	return s.base + recordID(k.Prefix, k.DryRun)
+}
+
+// recordID names a record within the zone: "{203.0.113.7/32}", with
+// ":dry" for dry-run state.
+func recordID(p netip.Prefix, dry bool) string {
+	id := "{none}" // a client whose address Caddy could not read
+	if p.IsValid() {
+		id = "{" + p.String() + "}"
+	}
+	if dry {
+		id += ":dry"
+	}
+	return id
+}
+
+// parseRecordID reads a record's ID back.
+func parseRecordID(id string) (p netip.Prefix, dry bool, ok bool) {
+	if len(id) < 2 || id[0] != '{' {
+		return p, false, false
+	}
+	end := 0
+	for end < len(id) && id[end] != '}' {
+		end++
+	}
+	if end == len(id) {
+		return p, false, false
+	}
+	switch id[end+1:] {
+	case "":
+	case ":dry":
+		dry = true
+	default:
+		return p, false, false
+	}
+	if id[1:end] == "none" {
+		return netip.Prefix{}, dry, true
+	}
+	p, err := netip.ParsePrefix(id[1:end])
+	return p, dry, err == nil
+}
+
+// Apply implements [enforce.Store]: one round trip to Redis, none for a
+// client the cache knows blocked.
+func (s *Store) Apply(k enforce.Key, now time.Time, op enforce.Op) enforce.Outcome {
+	t := now.UnixNano()
+	if s.cache != nil {
+		if out, ok := s.cache.lookup(k, t, op, s.ttl, s.down.Load()); ok {
+			return out
+		}
+	}
+	if s.down.Load() {
+		return s.fallback(k, now, op)
+	}
+	out, rec, err := s.run(k, t, op)
+	if err != nil {
+		s.failed(err)
+		return s.fallback(k, now, op)
+	}
+	if s.cache != nil {
+		s.cache.update(makeCacheKey(k), rec, t)
+	}
+	if (out.NewlyBlocked || out.AddrNewlyBlocked) && rec != nil {
+		s.announce(k, rec, t)
+	}
+	return out
+}
+
+// Op flags, as apply.lua reads them.
+const (
+	flagPeek = 1 << iota
+	flagCheckAddr
+	flagMarkRobots
+	flagStrike
+	flagBlock
+	flagBlockable
+	flagAddrKey
+)
+
+// Outcome bits, as apply.lua writes them.
+const (
+	outFound = 1 << iota
+	outBlocked
+	outTook
+	outSlip
+	outThrottled
+	outByAddr
+	outNewlyBlocked
+	outAddrBlocked
+	outAddrNewlyBlocked
+)
+
+// run applies op with the script, and returns the outcome and, when the
+// record holds a block in force and the cache is on, the record.
+func (s *Store) run(k enforce.Key, t int64, op enforce.Op) (enforce.Outcome, *record, error) {
+	flags := 0
+	for _, f := range [...]struct {
+		on  bool
+		bit int
+	}{{op.Peek, flagPeek}, {op.CheckAddr, flagCheckAddr}, {op.MarkRobots, flagMarkRobots}, {op.Strike, flagStrike},
+		{op.Block, flagBlock}, {op.Blockable, flagBlockable}, {k.IsAddr(), flagAddrKey}} {
+		if f.on {
+			flags |= f.bit
+		}
+	}
+	snapshot := "0"
+	if s.cache != nil {
+		snapshot = "1"
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	defer cancel()
+	s.trips.Add(1)
+	res, err := applyScript.Run(ctx, s.client, []string{s.recordKey(k)},
+		strconv.FormatInt(t, 10), k.Token, flags,
+		int64(op.Interval), op.Burst, int64(op.AddrInterval), op.AddrBurst,
+		op.Grace, op.Strikes, op.AddrStrikes,
+		int64(op.Window), int64(op.Cooldown), int64(op.MaxCooldown), s.ttl, snapshot).Slice()
+	if err != nil {
+		return enforce.Outcome{}, nil, err
+	}
+	return decodeReply(res)
+}
+
+// decodeReply reads apply.lua's reply.
+func decodeReply(res []any) (enforce.Outcome, *record, error) {
+	var out enforce.Outcome
+	if len(res) < 5 {
+		return out, nil, errors.New("redisstore: short reply from the script")
+	}
+	bits, ok := res[0].(int64)
+	if !ok {
+		return out, nil, errors.New("redisstore: bad reply from the script")
+	}
+	str := func(i int) string { s, _ := res[i].(string); return s }
+	num := func(i int) int64 { n, _ := strconv.ParseInt(str(i), 10, 64); return n }
+	out.Found = bits&outFound != 0
+	out.Blocked = bits&outBlocked != 0
+	out.Took = bits&outTook != 0
+	out.Slip = bits&outSlip != 0
+	out.Throttled = bits&outThrottled != 0
+	out.ByAddr = bits&outByAddr != 0
+	out.NewlyBlocked = bits&outNewlyBlocked != 0
+	out.AddrBlocked = bits&outAddrBlocked != 0
+	out.AddrNewlyBlocked = bits&outAddrNewlyBlocked != 0
+	out.RetryAfter = time.Duration(num(1))
+	out.AddrRobotsAt, out.AddrBlockedUntil = num(2), num(3)
+	var err error
+	if out.State, err = decodeState(str(4)); err != nil {
+		return out, nil, err
+	}
+	if len(res) == 5 {
+		return out, nil, nil
+	}
+	if len(res)%2 != 1 {
+		return out, nil, errors.New("redisstore: bad record in the script's reply")
+	}
+	rec := &record{Version: num(5)}
+	if rec.Addr, err = decodeState(str(6)); err != nil {
+		return out, nil, err
+	}
+	for i := 7; i+1 < len(res); i += 2 {
+		st, err := decodeState(str(i + 1))
+		if err != nil {
+			return out, nil, err
+		}
+		rec.Tokens = append(rec.Tokens, tokenState{Name: str(i), State: st})
+	}
+	return out, rec, nil
+}
+
+// fallback answers an Op without Redis.
+func (s *Store) fallback(k enforce.Key, now time.Time, op enforce.Op) enforce.Outcome {
+	if h := s.hooks.Load(); h.Fallback != nil {
+		h.Fallback()
+	}
+	switch s.onError {
+	case Allow:
+		return enforce.Outcome{Took: op.Interval > 0 && !op.Peek}
+	case Deny:
+		if op.Interval > 0 && !op.Peek {
+			return enforce.Outcome{Throttled: true, RetryAfter: time.Second}
+		}
+		return enforce.Outcome{}
+	}
+	return s.local.Apply(k, now, op)
+}
+
+// failed marks Redis down and starts reconnecting, once.
+func (s *Store) failed(err error) {
+	if s.ctx.Err() != nil || !s.down.CompareAndSwap(false, true) {
+		return
+	}
+	if h := s.hooks.Load(); h.Down != nil {
+		h.Down(err)
+	}
+	s.wg.Add(1)
+	go s.reconnect()
+}
+
+// reconnect pings Redis, with a backoff from s.retry to 2 s, until it
+// answers; then the store uses Redis again. The cache is cleared first: it
+// may have missed unblocks meanwhile.
+func (s *Store) reconnect() {
+	defer s.wg.Done()
+	wait := s.retry
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+		err := s.client.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			if s.cache != nil {
+				s.cache.clear()
+			}
+			s.down.Store(false)
+			if h := s.hooks.Load(); h.Up != nil {
+				h.Up()
+			}
+			return
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// Len implements [enforce.Store]: the records of the zone in Redis (a SCAN
+// of the keys; for metrics), or the local store's count while Redis cannot
+// be reached.
+func (s *Store) Len() int {
+	n, err := s.count()
+	if err != nil {
+		return s.local.Len()
+	}
+	return n
+}
+
+// Interface guard
+var _ enforce.Store = (*Store)(nil)
