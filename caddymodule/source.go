@@ -91,6 +91,14 @@ type source struct {
 // An atomic save by rename settles as well, one second late.
 const defaultSettle = time.Second
 
+// emptySettle is how many settle times an emptied file must stay empty
+// before it replaces rules in force. An empty file is the one state every
+// in-place save passes through (truncate, then write), so a writer stalled
+// between the two on a loaded machine shows exactly this, and believing it
+// would lift every rule at once; a site that really empties its robots.txt
+// is rare and loses nothing by waiting ten seconds.
+const emptySettle = 10
+
 // keepsChanging is how long a file may keep changing before a warning says
 // that the rules in force stay until it settles.
 const keepsChanging = 30 * time.Second
@@ -188,8 +196,8 @@ func (s *source) load() {
 	case !file.same(s.pending):
 		s.wait(now, file)
 		return
-	case now.Sub(s.pendingSince) < s.settle:
-		s.retryLater(s.settle - now.Sub(s.pendingSince))
+	case now.Sub(s.pendingSince) < s.settleFor(file):
+		s.retryLater(s.settleFor(file) - now.Sub(s.pendingSince))
 		return
 	default:
 		s.settled()
@@ -259,6 +267,16 @@ func (s *source) where() zap.Field {
 		return zap.String("url", s.remote.fetcher.URL())
 	}
 	return zap.String("file", s.path)
+}
+
+// settleFor is how long the changed file must stay the same before it
+// replaces the rules in force: the settle time, and emptySettle times it
+// for an emptied file.
+func (s *source) settleFor(file fileStamp) time.Duration {
+	if file.size == 0 {
+		return emptySettle * s.settle
+	}
+	return s.settle
 }
 
 // settled ends a spell of changes. The caller holds s.mu.

@@ -306,8 +306,9 @@ func TestSourcePausedWriter(t *testing.T) {
 
 // TestSourceSettleIsOneMechanism: an emptied file is an unsettled change
 // like any other: emptied and rewritten within the settle time, it is never
-// installed; left empty, it is, after the settle time, by a load the source
-// schedules itself.
+// installed; left empty, it is, after emptySettle settle times (an empty file
+// is what a stalled in-place save shows), by a load the source schedules
+// itself.
 func TestSourceSettleIsOneMechanism(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "robots.txt")
@@ -332,9 +333,9 @@ func TestSourceSettleIsOneMechanism(t *testing.T) {
 	writeFile(t, path, "")
 	start := time.Now()
 	s.load()
-	eventually(t, "a file left empty believed", s.settle+5*time.Second, func() bool { return allowedBy(s, "/x") })
-	if waited := time.Since(start); waited < s.settle {
-		t.Errorf("empty file believed after %v, before the %v settle time", waited, s.settle)
+	eventually(t, "a file left empty believed", emptySettle*s.settle+5*time.Second, func() bool { return allowedBy(s, "/x") })
+	if waited := time.Since(start); waited < emptySettle*s.settle {
+		t.Errorf("empty file believed after %v, before %v", waited, emptySettle*s.settle)
 	}
 }
 
