@@ -47,21 +47,25 @@ func Violation(e *Entry) bool {
 	return e.Action != "allow" || e.Reason != "" && e.Reason != "none" && e.Reason != "robots_txt" && e.Reason != "allowlisted"
 }
 
-// Add counts one decision.
+// Add counts one decision entry: a summary line of log_repeats counts as
+// the decisions it stands for (Entry.Weight), under its own client,
+// action, reason, class and bot, and under the path of the request it
+// follows up, the only path it names.
 func (r *Report) Add(e *Entry) {
-	r.entries++
+	w := e.Weight()
+	r.entries += w
 	if e.DryRun {
-		r.dryRun++
+		r.dryRun += w
 	}
 	reason := e.Reason
 	if reason == "" {
 		reason = "none"
 	}
-	r.byAction[e.Action]++
-	r.byReason[reason]++
-	r.byClass[e.Class]++
+	r.byAction[e.Action] += w
+	r.byReason[reason] += w
+	r.byClass[e.Class] += w
 	path, _, _ := strings.Cut(e.URI, "?")
-	r.byPath[path]++
+	r.byPath[path] += w
 	violation := Violation(e)
 	token := e.Token()
 	if token == "" {
@@ -73,17 +77,17 @@ func (r *Report) Add(e *Entry) {
 			t = &tally{actions: map[string]int{}, tokens: map[string]int{}}
 			m[key] = t
 		}
-		t.count++
-		t.actions[e.Action]++
-		t.tokens[token]++
+		t.count += w
+		t.actions[e.Action] += w
+		t.tokens[token] += w
 		if violation {
-			t.violations++
+			t.violations += w
 			t.readRobots = t.readRobots || e.ReadRobots
 		}
 	}
 	if ts := e.TS.Time; !ts.IsZero() {
 		r.see(ts)
-		r.hourly[ts.Truncate(time.Hour)]++
+		r.hourly[ts.Truncate(time.Hour)] += w
 	}
 }
 
