@@ -75,8 +75,10 @@ func BenchmarkRefusal(b *testing.B) {
 		for b.Loop() {
 			r := rs[i%len(rs)]
 			i++
-			// Caddy's server gives each request a new replacer.
-			r = r.WithContext(context.WithValue(r.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
+			// Caddy's server gives each request a new replacer and new
+			// variables.
+			ctx := context.WithValue(r.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer())
+			r = r.WithContext(context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: "198.51.100.7"}))
 			clear(w.h)
 			if err := h.ServeHTTP(w, r, next); err != nil && w.code == 0 {
 				if he, ok := err.(caddyhttp.HandlerError); !ok || he.StatusCode != 403 {
@@ -127,8 +129,9 @@ func BenchmarkRefusal(b *testing.B) {
 	b.Run("piece=observe", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			// A fresh replacer per request, as in Caddy.
-			rr := r.WithContext(context.WithValue(r.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
+			// A fresh replacer and variables per request, as in Caddy.
+			ctx := context.WithValue(r.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer())
+			rr := r.WithContext(context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: "198.51.100.7"}))
 			h.observe(rr, &req, &v.Decision, snap)
 		}
 	})
