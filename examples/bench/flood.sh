@@ -59,13 +59,17 @@ if [ -z "$robots" ]; then
 fi
 
 # The flood: the "*" group's disallowed paths (without wildcards), in
-# turn, from five client addresses (X-Forwarded-For from a trusted
-# proxy), with one rogue User-Agent.
+# turn, non-ASCII bytes percent-encoded as HTTP clients send them, from
+# five client addresses (X-Forwarded-For from a trusted proxy), with one
+# rogue User-Agent.
 {
 	echo 'local paths = {'
 	awk '/^[Uu]ser-agent: *\*/ { star = 1; next } /^[Uu]ser-agent:/ { star = 0 } star && /^Disallow: *\// { sub(/\r$/, ""); p = $2; if (p !~ /[*$]/) { gsub(/"/, "\\\"", p); printf "  \"%sx\",\n", p } }' "$robots"
 	echo '}'
 	cat <<'LUA'
+for i, p in ipairs(paths) do
+  paths[i] = p:gsub("[\128-\255]", function(c) return string.format("%%%02X", c:byte()) end)
+end
 local n = 0
 request = function()
   n = n + 1
@@ -117,19 +121,24 @@ for cfg in "${configs[@]}"; do
 	for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:${cfg##*:}/" 2>/dev/null && break; sleep 0.1; done
 done
 
+# cputicks NAME: the CPU time (user + system, in clock ticks) that NAME's
+# Caddy has used.
+cputicks() { awk '{ print $14 + $15 }' "/proc/$(awk -v n="$1" '$1 == n { print $2 }' "$work/pids")/stat"; }
+hz=$(getconf CLK_TCK)
 # run NAME PORT ROUND [DURATION]: one wrk run; appends "round rps requests
-# refused" to $work/NAME.rounds (ROUND 0, the warm-up, to NAME.warm). Every
-# response must be a refusal.
+# refused cpu-ticks" to $work/NAME.rounds (ROUND 0, the warm-up, to
+# NAME.warm). Every response must be a refusal.
 run() {
-	local out=$work/$1.rounds
+	local out=$work/$1.rounds t0
 	[ "$3" = 0 ] && out=$work/$1.warm
+	t0=$(cputicks "$1")
 	"${pin_wrk[@]}" wrk -t"$threads" -c"$conns" -d"${4:-$duration}" -s "$work/flood.lua" "http://127.0.0.1:$2/" >"$work/$1.out"
-	awk -v r="$3" '
+	awk -v r="$3" -v cpu=$(($(cputicks "$1") - t0)) '
 		/requests in/ { n = $1 }
 		/Requests\/sec:/ { rps = $2 }
 		/Non-2xx or 3xx responses:/ { refused = $5 }
-		END { printf "%s %s %d %d\n", r, rps, n, refused }' "$work/$1.out" >>"$out"
-	read -r _ rps n refused < <(tail -1 "$out")
+		END { printf "%s %s %d %d %d\n", r, rps, n, refused, cpu }' "$work/$1.out" >>"$out"
+	read -r _ rps n refused _ < <(tail -1 "$out")
 	if [ "$n" != "$refused" ]; then
 		echo "$1: $refused of $n requests refused: the flood must be refused entirely" >&2
 		return 1
@@ -164,17 +173,22 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 echo
 echo "$(nproc) cores (Caddy on ${pin_caddy[*]:-any core}, wrk on ${pin_wrk[*]:-any core}), $(date -u +%Y-%m-%d), wrk -t$threads -c$conns -d$duration, $rounds rounds, medians"
 echo "robots.txt: $robots ($(grep -ciE '^(dis)?allow:' "$robots") rules; the flood cycles through $npaths disallowed paths from 5 addresses)${guard:+; options: $guard}"
-printf '%-8s %10s %10s %14s %14s %10s\n' front "req/s" "vs bare" "refused" "log bytes" "bytes/ref"
+printf '%-8s %10s %10s %12s %10s %12s %14s %10s\n' front "req/s" "vs bare" "CPU µs/req" "vs bare" "refused" "log bytes" "bytes/ref"
 for name in bare quiet logged every; do
 	rps=$(awk '{ print $2 }' "$work/$name.rounds" | median)
-	ratio=$(paste "$work/$name.rounds" "$work/bare.rounds" | awk '{ print 100 * $2 / $6 }' | median)
+	ratio=$(paste "$work/$name.rounds" "$work/bare.rounds" | awk '{ print 100 * $2 / $7 }' | median)
 	refused=$(awk '{ s += $4 } END { print s }' "$work/$name.rounds")
+	# CPU time per request, and its ratio to bare's of the same round
+	# inverted (the throughput each would reach on a core of its own): the
+	# figure that other processes on a shared machine disturb least.
+	cpu=$(awk -v hz="$hz" '{ print 1e6 * $5 / hz / $3 }' "$work/$name.rounds" | median)
+	cpuratio=$(paste "$work/$name.rounds" "$work/bare.rounds" | awk '{ print 100 * ($10 / $8) / ($5 / $3) }' | median)
 	bytes=- per=-
 	if [ -f "$work/$name.log" ]; then
 		bytes=$(($(wc -c <"$work/$name.log") - $(cat "$work/$name.warmbytes")))
 		per=$(awk -v b="$bytes" -v n="$refused" 'BEGIN { printf "%.2f", b / n }')
 	fi
-	printf '%-8s %10.0f %9.1f%% %14d %14s %10s\n' "$name" "$rps" "$ratio" "$refused" "$bytes" "$per"
+	printf '%-8s %10.0f %9.1f%% %12.1f %9.1f%% %12d %14s %10s\n' "$name" "$rps" "$ratio" "$cpu" "$cpuratio" "$refused" "$bytes" "$per"
 done
 # The report over each log counts every decision the metrics counted,
 # folded or not (warm-up included; a few more than wrk saw, which stops
