@@ -6,8 +6,10 @@ import (
 	"math"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
@@ -17,8 +19,9 @@ import (
 
 // Bounds of the repeat table (log_repeats): repeatBuckets buckets of
 // repeatWays groups each. A group is a (client, reason, rule) logged in
-// the current interval; about 350 bytes with its first line, so a full
-// table holds about 1.4 MiB, plus 32 KiB of slots.
+// the current interval: about 850 bytes with a typical first line, at most
+// about 2 KiB (the client's strings are cut to maxKept bytes), so a full
+// table holds about 3.5 MiB, at most 8 MiB, plus 32 KiB of slots.
 const (
 	repeatWays    = 4
 	repeatBuckets = 1024
@@ -171,6 +174,11 @@ func (t *repeatLog) start(k repeatKey, hash uint64, e *report.Entry, now time.Ti
 		return
 	}
 	g := &repeatGroup{key: k, entry: *e}
+	// What the client chose is kept short: 4,096 groups of long
+	// User-Agents must not hold megabytes.
+	for _, f := range []*string{&g.entry.UserAgent, &g.entry.URI, &g.entry.Host, &g.entry.SignatureAgent, &g.entry.SignatureError} {
+		*f = keepShort(*f)
+	}
 	g.last.Store(now.UnixNano())
 	b := t.bucket(hash)
 	installed := false
@@ -203,6 +211,23 @@ func (t *repeatLog) start(k repeatKey, hash uint64, e *report.Entry, now time.Ti
 	if installed && t.closed.Load() {
 		t.flushGroup(g, now, true)
 	}
+}
+
+// maxKept bounds the length of a client's strings that a group keeps for
+// its summary line.
+const maxKept = 256
+
+// keepShort returns s, or its first maxKept bytes (cut at a character
+// boundary) in a string of their own.
+func keepShort(s string) string {
+	if len(s) <= maxKept {
+		return s
+	}
+	n := maxKept
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strings.Clone(s[:n])
 }
 
 // flushGroup writes a group's repeats, and closes it when close is set.

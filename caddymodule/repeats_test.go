@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -424,5 +425,32 @@ func TestRoundSpan(t *testing.T) {
 		if got := roundSpan(d); got != want {
 			t.Errorf("roundSpan(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestLogRepeatsKeepsShort: a group keeps at most maxKept bytes of what
+// the client chose (a 10 kB User-Agent, a long URI), cut at a character
+// boundary; the first line has them whole.
+func TestLogRepeatsKeepsShort(t *testing.T) {
+	robots := writeRobots(t, "User-agent: *\nDisallow: /a/\n")
+	h := &Handler{Robots: robots, Zone: "log-repeats-short", Verify: &VerifyConfig{Disabled: true}, Strikes: 1 << 30, Rates: map[string]caddy.Duration{"bot": 0}}
+	buf, _ := loggedHandler(t, h, zap.InfoLevel)
+	ua := "LongBot/1.0 " + strings.Repeat("é", 5000)
+	uri := "/a/" + strings.Repeat("x", 1000)
+	for range 3 {
+		request(h, "192.0.2.1", ua, uri)
+	}
+	h.repeats.close(time.Now())
+	_, _, entries := reportOf(t, buf.String())
+	full, summaries := decisionLines(entries)
+	if len(full) != 1 || len(summaries) != 1 || summaries[0].Repeats != 2 {
+		t.Fatalf("%d full lines, %d summaries", len(full), len(summaries))
+	}
+	if full[0].UserAgent != ua || full[0].URI != uri {
+		t.Errorf("the first line was cut")
+	}
+	s := summaries[0]
+	if len(s.UserAgent) > maxKept || !strings.HasPrefix(ua, s.UserAgent) || len(s.URI) != maxKept || !strings.HasPrefix(uri, s.URI) || !utf8.ValidString(s.UserAgent) {
+		t.Errorf("summary keeps %d bytes of the User-Agent, %d of the URI", len(s.UserAgent), len(s.URI))
 	}
 }
