@@ -19,6 +19,10 @@
 #   BENCH_GUARD='strikes 1000000000'               # extra robots_guard options (here:
 #                                                  # never block, so every refusal
 #                                                  # matches a rule)
+#   BENCH_BEFORE=/path/to/caddy                    # also run quiet and logged fronts
+#                                                  # on another build (before-quiet,
+#                                                  # before-logged), e.g. of an
+#                                                  # earlier commit
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 duration=${BENCH_DURATION:-5s}
@@ -102,6 +106,17 @@ config quiet 18091 'log {
 	}' "$(guardBlock '')"
 config logged 18092 "$(declog "$work/logged.log")" "$(guardBlock '')"
 config every 18093 "$(declog "$work/every.log")" "$(guardBlock 'log_repeats 0')"
+configs=(bare:18090 quiet:18091 logged:18092 every:18093)
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	cp "$BENCH_BEFORE" "$work/caddy-before"
+	config before-quiet 18094 'log {
+		level ERROR
+	}' "$(guardBlock '')"
+	config before-logged 18095 "$(declog "$work/before-logged.log")" "$(guardBlock '')"
+	configs+=(before-quiet:18094 before-logged:18095)
+fi
+logged=(logged every)
+[ -n "${BENCH_BEFORE:-}" ] && logged+=(before-logged)
 
 # Caddy and wrk on separate cores where there are two.
 pin_caddy=() pin_wrk=()
@@ -110,10 +125,11 @@ if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
 fi
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
-configs=(bare:18090 quiet:18091 logged:18092 every:18093)
 for cfg in "${configs[@]}"; do
 	name=${cfg%%:*}
-	GOMAXPROCS=${BENCH_CADDY_PROCS:-1} "${pin_caddy[@]}" "$work/caddy" run --config "$work/$name.Caddyfile" --adapter caddyfile >"$work/$name.out" 2>&1 &
+	bin=$work/caddy
+	[ "${name#before-}" != "$name" ] && bin=$work/caddy-before
+	GOMAXPROCS=${BENCH_CADDY_PROCS:-1} "${pin_caddy[@]}" "$bin" run --config "$work/$name.Caddyfile" --adapter caddyfile >"$work/$name.out" 2>&1 &
 	pids+=($!)
 	echo "$name $!" >>"$work/pids"
 done
@@ -148,7 +164,7 @@ run() {
 echo "warming up..."
 for cfg in "${configs[@]}"; do run "${cfg%%:*}" "${cfg##*:}" 0 1s; done
 sleep 1
-for name in logged every; do wc -c <"$work/$name.log" >"$work/$name.warmbytes"; done
+for name in "${logged[@]}"; do wc -c <"$work/$name.log" >"$work/$name.warmbytes"; done
 # Each round runs the fronts back to back, in an order that rotates from
 # round to round; ratios are taken within a round, where the machine's
 # drift is smallest, and the median over rounds is reported.
@@ -173,8 +189,9 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 echo
 echo "$(nproc) cores (Caddy on ${pin_caddy[*]:-any core}, wrk on ${pin_wrk[*]:-any core}), $(date -u +%Y-%m-%d), wrk -t$threads -c$conns -d$duration, $rounds rounds, medians"
 echo "robots.txt: $robots ($(grep -ciE '^(dis)?allow:' "$robots") rules; the flood cycles through $npaths disallowed paths from 5 addresses)${guard:+; options: $guard}"
-printf '%-8s %10s %10s %12s %10s %12s %14s %10s\n' front "req/s" "vs bare" "CPU µs/req" "vs bare" "refused" "log bytes" "bytes/ref"
-for name in bare quiet logged every; do
+printf '%-14s %10s %10s %12s %10s %12s %14s %10s\n' front "req/s" "vs bare" "CPU µs/req" "vs bare" "refused" "log bytes" "bytes/ref"
+for cfg in "${configs[@]}"; do
+	name=${cfg%%:*}
 	rps=$(awk '{ print $2 }' "$work/$name.rounds" | median)
 	ratio=$(paste "$work/$name.rounds" "$work/bare.rounds" | awk '{ print 100 * $2 / $7 }' | median)
 	refused=$(awk '{ s += $4 } END { print s }' "$work/$name.rounds")
@@ -188,12 +205,12 @@ for name in bare quiet logged every; do
 		bytes=$(($(wc -c <"$work/$name.log") - $(cat "$work/$name.warmbytes")))
 		per=$(awk -v b="$bytes" -v n="$refused" 'BEGIN { printf "%.2f", b / n }')
 	fi
-	printf '%-8s %10.0f %9.1f%% %12.1f %9.1f%% %12d %14s %10s\n' "$name" "$rps" "$ratio" "$cpu" "$cpuratio" "$refused" "$bytes" "$per"
+	printf '%-14s %10.0f %9.1f%% %12.1f %9.1f%% %12d %14s %10s\n' "$name" "$rps" "$ratio" "$cpu" "$cpuratio" "$refused" "$bytes" "$per"
 done
 # The report over each log counts every decision the metrics counted,
 # folded or not (warm-up included; a few more than wrk saw, which stops
 # counting with requests in flight).
-for name in logged every; do
+for name in "${logged[@]}"; do
 	want=$(cat "$work/$name.metrics")
 	got=$("$work/caddy" robots report --json "$work/$name.log" | awk '/^  "decisions":/ { gsub(/[^0-9]/, ""); print }')
 	echo "caddy robots report over the $name front's log: $got decisions; the metrics: $want"
