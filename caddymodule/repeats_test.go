@@ -220,8 +220,8 @@ func TestLogRepeats(t *testing.T) {
 	h.repeats.flush(time.Now(), false)
 	sum, byKey, entries := reportOf(t, buf.String())
 	full, summaries = decisionLines(entries)
-	if len(summaries) != 7 {
-		t.Fatalf("%d summary lines after the interval, want 7:\n%s", len(summaries), buf.String())
+	if len(full) != 8 || len(summaries) != 7 {
+		t.Fatalf("%d full and %d summary lines after the interval, want 8 and 7 (the new rule had no repeat):\n%s", len(full), len(summaries), buf.String())
 	}
 	for _, s := range summaries {
 		want := fmt.Sprintf("%d more like this in ", s.Repeats)
