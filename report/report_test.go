@@ -384,7 +384,7 @@ func TestReportRepeats(t *testing.T) {
 	}
 	var text bytes.Buffer
 	s.WriteText(&text)
-	if !strings.Contains(text.String(), "robots_guard report: 4213 decisions") {
+	if s.Folded != 4211 || s.SummaryLines != 1 || !strings.Contains(text.String(), "robots_guard report: 4213 decisions") || !strings.Contains(text.String(), "(4211 of them counted from 1 summary line of log_repeats)") {
 		t.Errorf("text report:\n%s", text.String())
 	}
 	v, err := View([]string{name}, &Filter{}, nil)

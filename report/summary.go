@@ -11,6 +11,7 @@ import (
 // Report accumulates decisions and module messages into a Summary.
 type Report struct {
 	entries, dryRun    int
+	folded, summaries  int // decisions counted from summary lines, and those lines
 	from, to           time.Time
 	byAction, byReason map[string]int
 	byClass, byPath    map[string]int
@@ -54,6 +55,10 @@ func Violation(e *Entry) bool {
 func (r *Report) Add(e *Entry) {
 	w := e.Weight()
 	r.entries += w
+	if e.Repeats > 0 {
+		r.folded += w
+		r.summaries++
+	}
 	if e.DryRun {
 		r.dryRun += w
 	}
@@ -142,6 +147,11 @@ type Summary struct {
 	ReadIgnored []TopEntry     `json:"read_robots_and_ignored"`
 	Hourly      []HourCount    `json:"hourly"`
 	Problems    []Problem      `json:"problems"`
+
+	// Folded is how many of the decisions were counted from summary lines
+	// (log_repeats), and SummaryLines how many such lines there were.
+	Folded       int `json:"folded,omitempty"`
+	SummaryLines int `json:"summary_lines,omitempty"`
 }
 
 // TopEntry is one row of a ranking.
@@ -176,7 +186,7 @@ type Problem struct {
 
 // Summary ranks what was added; top bounds each ranking.
 func (r *Report) Summary(top int, lines Lines) Summary {
-	s := Summary{Decisions: r.entries, DryRun: r.dryRun, Skipped: lines.Other, Filtered: lines.Filtered,
+	s := Summary{Decisions: r.entries, Folded: r.folded, SummaryLines: r.summaries, DryRun: r.dryRun, Skipped: lines.Other, Filtered: lines.Filtered,
 		ByAction: r.byAction, ByReason: r.byReason, ByClass: r.byClass}
 	if !r.from.IsZero() {
 		from, to := r.from, r.to
