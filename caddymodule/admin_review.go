@@ -83,7 +83,9 @@ func liveView(only string, now time.Time) review.View {
 // (see BenchmarkObserve).
 func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Decision, snap *snapshot) {
 	e := review.Event{
-		Time:        time.Now(),
+		// No Time: the zone's statistics keep a coarse clock (100 ms),
+		// which is all their per-minute series and "last seen" need, and
+		// saves a clock read per request.
 		Token:       req.UA.Token(),
 		Class:       req.UA.Class,
 		Verdict:     req.Verdict,

@@ -92,6 +92,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    deny             <status> [<body>]
 //	    throttle         <status> [<body>]
 //	    log_allowed      <fraction>
+//	    log_repeats      <interval>
 //	    x_robots_tag     <pattern> [<agent>:] <directive...>
 //	    content_usage    enforce|log|off
 //	    content_usage_header <pattern> <preferences...>
@@ -387,6 +388,15 @@ var caddyfileOptions = map[string]caddyfileOption{
 		}
 		h.LogAllowed = f
 		return nil
+	}},
+	"log_repeats": {read: func(h *Handler, r *optionReader) error {
+		var s string
+		if err := r.set("log_repeats").one(&s); err != nil {
+			return err
+		}
+		d, err := r.duration(s)
+		h.LogRepeats = &d
+		return err
 	}},
 	"x_robots_tag": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		args, err := r.args(2, -1, "<pattern> [<agent>:] <directive...>")

@@ -62,6 +62,8 @@ type settings struct {
 	webBotAuth *webBotAuthSettings
 	// fetcher fetches a robots URL; nil for a file.
 	fetcher *upstream.Fetcher
+	// logRepeats is LogRepeats resolved; 0 logs every decision.
+	logRepeats time.Duration
 }
 
 // checkConfig checks every value of the configuration and fills in the
@@ -255,6 +257,13 @@ func (h *Handler) checkConfig() (*settings, error) {
 	}
 	if !(h.LogAllowed >= 0 && h.LogAllowed <= 1) {
 		return nil, bad("log_allowed", "%v is not a fraction between 0 and 1", h.LogAllowed)
+	}
+	s.logRepeats = defaultLogRepeats
+	if h.LogRepeats != nil {
+		s.logRepeats = time.Duration(*h.LogRepeats)
+	}
+	if s.logRepeats < 0 || s.logRepeats > maxLogRepeats {
+		return nil, bad("log_repeats", "%v is not an interval between 0 (log every request) and %v", s.logRepeats, maxLogRepeats)
 	}
 	for i, r := range h.XRobotsTags {
 		c, err := compileIndexRule(r)

@@ -177,6 +177,8 @@ func TestConfigErrors(t *testing.T) {
 		{"throttle 600 slow", "robots_guard: throttle: 600 is not an error status (400-599), at Testfile:2", `"throttle_status": 600`, "robots_guard: throttle_status: 600 is not an error status (400-599)"},
 		{"log_allowed 2", "robots_guard: log_allowed: 2 is not a fraction between 0 and 1, at Testfile:2", `"log_allowed": -0.5`, "robots_guard: log_allowed: -0.5 is not a fraction between 0 and 1"},
 		{"log_allowed NaN", "robots_guard: log_allowed: 'NaN' is not a number, at Testfile:2", "", ""},
+		{"log_repeats often", "robots_guard: log_repeats: 'often' is not a duration, at Testfile:2", `"log_repeats": "often"`, "often"},
+		{"log_repeats -1s", "robots_guard: log_repeats: -1s is not an interval between 0 (log every request) and 1h0m0s, at Testfile:2", `"log_repeats": 7200000000000`, "robots_guard: log_repeats: 2h0m0s is not an interval between 0 (log every request) and 1h0m0s"},
 		{"x_robots_tag /x", "robots_guard: x_robots_tag: want <pattern> [<agent>:] <directive...>, got 1 arguments, at Testfile:2", `"x_robots_tags": [{"pattern": "/x"}]`, "robots_guard: x_robots_tags[0]: no directives for /x"},
 		{"x_robots_tag /a noindex\n x_robots_tag x noindex", `robots_guard: x_robots_tag: pattern "x" must start with '/' or '*', at Testfile:3`, `"x_robots_tags": [{"pattern": "/a", "directives": ["noindex"]}, {"pattern": "x", "directives": ["noindex"]}]`, `robots_guard: x_robots_tags[1]: pattern "x" must start with '/' or '*'`},
 		{"x_robots_tag /x noindx", `robots_guard: x_robots_tag: unknown indexing directive "noindx", at Testfile:2`, `"x_robots_tags": [{"pattern": "/x", "directives": ["noindx"]}]`, `robots_guard: x_robots_tags[0]: unknown indexing directive "noindx"`},

@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -254,6 +253,16 @@ type Handler struct {
 	// logged too. Default: 0; refusals and violations are always logged.
 	LogAllowed float64 `json:"log_allowed,omitempty"`
 
+	// LogRepeats is the interval over which repeated refusals and
+	// violations are folded in the decision log: the first of a client
+	// (address prefix, product token and class), action, reason and rule is
+	// logged in full, and its repeats within the interval are counted and
+	// written as one summary line ("N more like this in 10s", the count in
+	// the repeats field, which "caddy robots report" adds to its totals). A
+	// different reason or rule is logged at once. 0 logs every request.
+	// At most 1h. Default: 10s.
+	LogRepeats *caddy.Duration `json:"log_repeats,omitempty"`
+
 	// XRobotsTags add X-Robots-Tag headers to matching responses, HTML or
 	// not, merged with the backend's own. Default: none.
 	XRobotsTags []IndexRule `json:"x_robots_tags,omitempty"`
@@ -304,6 +313,12 @@ type Handler struct {
 	tarpit       chan struct{} // a semaphore of TarpitMax held requests
 	unloaded     <-chan struct{}
 	cancel       func()
+
+	// The refusal path and the decision log (refusal.go, repeats.go).
+	repeats      *repeatLog // nil when log_repeats is 0
+	texts        *refusalTexts
+	denyBody     []byte // DenyBody, or nil
+	throttleBody []byte // ThrottleBody, or nil
 }
 
 // VerifyConfig configures bot verification.
@@ -380,6 +395,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.Tarpit > 0 {
 		h.tarpit = make(chan struct{}, h.TarpitMax)
 	}
+	h.texts = newRefusalTexts()
+	if h.DenyBody != "" {
+		h.denyBody = []byte(h.DenyBody)
+	}
+	if h.ThrottleBody != "" {
+		h.throttleBody = []byte(h.ThrottleBody)
+	}
 	watchCtx, cancel := context.WithCancel(ctx)
 	h.cancel, h.unloaded = cancel, watchCtx.Done()
 	if set.fetcher != nil {
@@ -398,6 +420,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 	}
 	go h.sweep(watchCtx)
+	if set.logRepeats > 0 {
+		h.repeats = newRepeatLog(set.logRepeats, h.logRepeats)
+		go h.repeats.run(watchCtx)
+	}
 	return nil
 }
 
@@ -442,6 +468,11 @@ func (h *Handler) Validate() error { return nil }
 func (h *Handler) Cleanup() error {
 	if h.cancel != nil {
 		h.cancel()
+	}
+	if h.repeats != nil {
+		// No count is lost: the repeats of the interval are written now.
+		<-h.repeats.done
+		h.repeats.close(time.Now())
 	}
 	h.webBotAuth.close()
 	if h.source != nil {
@@ -515,7 +546,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			h.hold(r.Context(), d.Hold)
 			w.Header().Set("Connection", "close")
 		}
-		return h.refuse(w, &d)
+		return h.refuse(w, r, &d, snap.policy)
 	}
 	getOrHead := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if d.Reason == enforce.ReasonRobotsTxt {
@@ -590,42 +621,6 @@ func scheme(r *http.Request) string {
 		return "https"
 	}
 	return "http"
-}
-
-// refuse answers a refused request.
-func (h *Handler) refuse(w http.ResponseWriter, d *enforce.Decision) error {
-	status, body := h.DenyStatus, h.DenyBody
-	if d.Action == enforce.Throttle {
-		status, body = h.ThrottleStatus, h.ThrottleBody
-		secs := int((d.RetryAfter + time.Second - 1) / time.Second)
-		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-	} else if !d.BlockedUntil.IsZero() {
-		if secs := int(time.Until(d.BlockedUntil) / time.Second); secs > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-		}
-	}
-	// Say why, for polite crawlers' operators and for handle_errors routes
-	// ({err.message}). A trap is reported as a block: no need to teach a
-	// scraper where the traps are.
-	reason := d.Reason
-	if reason == enforce.ReasonTrap {
-		reason = enforce.ReasonBlockedClient
-	}
-	w.Header().Set("X-Robots-Guard", string(reason))
-	msg := fmt.Sprintf("robots_guard: %s: %s", d.Action, reason)
-	if d.Rule != nil && (reason == enforce.ReasonDisallowed || reason == enforce.ReasonContentUsage) {
-		rule := fmt.Sprintf("robots.txt line %d: %s", d.Rule.Line, d.Rule)
-		w.Header().Set("X-Robots-Guard-Rule", rule)
-		msg += " by " + rule
-	}
-	if body == "" {
-		return caddyhttp.Error(status, errors.New(msg))
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, err := w.Write([]byte(body))
-	return err
 }
 
 // clientIP returns the client IP Caddy determined (trusted_proxies

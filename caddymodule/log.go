@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/report"
@@ -13,22 +14,41 @@ import (
 
 // logDecision writes one structured entry for a decision: a report.Entry,
 // the one type that "caddy robots report" reads back. The message says
-// what happened.
+// what happened. Nothing is built unless the logger writes at info level;
+// with log_repeats, a refusal or violation like one logged in the current
+// interval is only counted (see repeatLog), at the cost of a hash and an
+// atomic add.
 func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua string, r *http.Request, snap *snapshot, sig *signature.Result) {
-	msg := "request allowed"
-	switch {
-	case d.Action != enforce.Allow && d.DryRun:
-		msg = "request would be refused (dry run)"
-	case d.Action != enforce.Allow:
-		msg = "request refused"
-	case d.Violation:
-		msg = "robots.txt violation logged"
+	if !h.logger.Core().Enabled(zapcore.InfoLevel) {
+		return
 	}
-	ce := h.logger.Check(zap.InfoLevel, msg)
+	rl := h.repeats
+	var key repeatKey
+	var hash uint64
+	if rl != nil && d.Noteworthy() {
+		key = repeatKey{
+			prefix: h.engine.ClientPrefix(req.IP),
+			token:  req.UA.Token(),
+			class:  req.UA.Class,
+			action: d.Action,
+			reason: d.Reason,
+			dryRun: d.DryRun,
+		}
+		if !incidentalRule(d.Reason) {
+			key.rule = d.Rule
+		}
+		hash = rl.hash(&key)
+		if rl.count(&key, hash) {
+			return
+		}
+	} else {
+		rl = nil // a sampled allowed request is never folded
+	}
+	ce := h.logger.Check(zap.InfoLevel, decisionMessage(d))
 	if ce == nil {
 		return
 	}
-	e := report.Entry{
+	e := &report.Entry{
 		ClientIP:      req.IP.String(),
 		UserAgent:     ua,
 		Class:         req.UA.Class.String(),
@@ -62,5 +82,49 @@ func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua stri
 	if !d.BlockedUntil.IsZero() {
 		e.BlockedUntil = &report.Time{Time: d.BlockedUntil.Truncate(time.Millisecond)}
 	}
+	ce.Write(zap.Inline(e))
+	if rl != nil {
+		rl.start(key, hash, e, time.Now())
+	}
+}
+
+// decisionMessage is the message of a decision's log entry.
+func decisionMessage(d *enforce.Decision) string {
+	switch {
+	case d.Action != enforce.Allow && d.DryRun:
+		return "request would be refused (dry run)"
+	case d.Action != enforce.Allow:
+		return "request refused"
+	case d.Violation:
+		return "robots.txt violation logged"
+	}
+	return "request allowed"
+}
+
+// incidentalRule reports whether a decision's rule is incidental to its
+// reason: the rule the path matched, where the refusal is for the client
+// (a block, a rate). Repeats of such a decision are folded whatever rule
+// the paths matched; for every other reason (disallowed, a trap, a reason
+// added later) a different rule is a different kind of violation, logged
+// at once.
+func incidentalRule(r enforce.Reason) bool {
+	switch r {
+	case enforce.ReasonBlockedClient, enforce.ReasonRate, enforce.ReasonCrawlDelay, enforce.ReasonAddressRate:
+		return true
+	}
+	return false
+}
+
+// logRepeats writes the summary line of a repeat group: the fields of the
+// line it follows up (its first request's), the message "N more like this
+// in 10s" and the count in the repeats field, which "caddy robots report"
+// adds to its totals.
+func (h *Handler) logRepeats(g *repeatGroup, n int64, span time.Duration) {
+	ce := h.logger.Check(zap.InfoLevel, repeatMessage(n, span))
+	if ce == nil {
+		return
+	}
+	e := g.entry
+	e.Repeats = n
 	ce.Write(zap.Inline(&e))
 }

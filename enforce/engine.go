@@ -271,6 +271,10 @@ func (e *Engine) key(ip netip.Addr, token string) Key {
 	return Key{Prefix: p, Token: token, DryRun: e.cfg.DryRun}
 }
 
+// ClientPrefix returns the address prefix by which the engine tracks ip
+// (IPv4Prefix or IPv6Prefix bits): the address part of its state keys.
+func (e *Engine) ClientPrefix(ip netip.Addr) netip.Prefix { return e.key(ip, "").Prefix }
+
 // op fills in the escalation settings of o.
 func (e *Engine) op(o Op) Op {
 	o.Strikes, o.AddrStrikes, o.Window = e.cfg.Strikes, e.cfg.AddressStrikes, e.cfg.Window

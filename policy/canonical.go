@@ -96,6 +96,8 @@ type canon struct {
 	scheme, host string // from Domain; empty when not set
 	indexPage    string
 	global       queryRules
+	// any caches HasCanonical: it is asked on every request.
+	any bool
 }
 
 // compileCanon reads the file-wide canonicalisation fields. A bad value is
@@ -127,7 +129,10 @@ func validIndexPage(s string) bool {
 
 // HasCanonical reports whether the robots.txt sets any canonicalisation
 // field (QueryParam, Domain, IndexPage).
-func (p *Policy) HasCanonical() bool {
+func (p *Policy) HasCanonical() bool { return p.canon.any }
+
+// hasCanonical computes HasCanonical, once, when the policy is compiled.
+func (p *Policy) hasCanonical() bool {
 	if p.canon.scheme != "" || p.canon.indexPage != "" || p.canon.global.set {
 		return true
 	}

@@ -132,6 +132,7 @@ func Compile(r *Robots) *Policy {
 			p.byToken[tok] = g
 		}
 	}
+	p.canon.any = p.hasCanonical()
 	return p
 }
 

@@ -49,7 +49,79 @@ func ParseTarget(raw string) (Target, error) {
 	if isPlainTarget(raw) {
 		return Target{Normal: raw}, nil
 	}
+	if n, ok := escapedPlainTarget(raw); ok {
+		return Target{Normal: n}, nil
+	}
 	return parseTarget(raw)
+}
+
+// escapedPlainTarget returns the normal form of a target that is plain
+// (see isPlainTarget) but for escapes of octets that a path may hold
+// literally, such as "%3A" for ':', which robots.txt files often write and
+// so scrapers that read them send: decoding such an escape changes no
+// backend's reading, so the normal form is the target's one spelling, and
+// the full reading, with its allocations, is not needed. Escapes of '.',
+// '/', '\' and ';' (which change how a backend splits or cleans the path)
+// are left to the full reading. FuzzParseTarget checks that parseTarget
+// agrees.
+func escapedPlainTarget(raw string) (string, bool) {
+	if raw == "" || raw[0] != '/' {
+		return "", false
+	}
+	decodes := false
+	i := 1
+path:
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case plainStrict[c]:
+		case c == '?':
+			break path
+		case c == '/':
+			if raw[i-1] == '/' {
+				return "", false
+			}
+		case c == '%':
+			v, ok := upperEscape(raw, i)
+			if !ok || v == '.' || v == '/' || v == '\\' || v == ';' {
+				return "", false
+			}
+			decodes = decodes || pathDecode[v]
+			i += 2
+		case c == '.':
+			if raw[i-1] == '/' {
+				j := i + 1
+				if j < len(raw) && raw[j] == '.' {
+					j++
+				}
+				if j == len(raw) || raw[j] == '/' || raw[j] == '?' {
+					return "", false // a dot-segment
+				}
+			}
+		default:
+			return "", false
+		}
+	}
+	for i++; i < len(raw); i++ {
+		if c := raw[i]; !queryLiteral[c] && (c != '%' || !isEscape(raw, i)) {
+			return "", false
+		}
+	}
+	if !decodes {
+		return "", false
+	}
+	n := NormalizeTarget(raw)
+	return n, isPlainTarget(n)
+}
+
+// isEscape reports whether s[i:] starts with a %XX escape (either case).
+func isEscape(s string, i int) bool {
+	if i+2 >= len(s) {
+		return false
+	}
+	_, ok1 := unhex(s[i+1])
+	_, ok2 := unhex(s[i+2])
+	return ok1 && ok2
 }
 
 // parseTarget is ParseTarget without the fast path.

@@ -28,6 +28,11 @@ func TestParseTarget(t *testing.T) {
 		{raw: "/private;jsessionid=1/report.html", normal: "/private;jsessionid=1/report.html", variants: []string{"/private/report.html"}},
 		{raw: "/a/..%2Fprivate/x", normal: "/a/..%2Fprivate/x", variants: []string{"/private/x"}},
 		{raw: "/docs/%3Fnot-a-query", normal: "/docs/%3Fnot-a-query"},
+		// Escapes of octets a path may hold literally, as robots.txt files
+		// write them (Wikipedia's "Disallow: /wiki/Special%3A").
+		{raw: "/wiki/Special%3ARandom", normal: "/wiki/Special:Random"},
+		{raw: "/wiki/Wikipedia%3AL%C3%B6schkandidaten/x?a=%3A&b=%41", normal: "/wiki/Wikipedia:L%C3%B6schkandidaten/x?a=%3A&b=A"},
+		{raw: "/a/%2E%2E/private/x%3A", normal: "/private/x:"}, // the full reading
 		// Issue 10, item 2: file_server drops a final "/.".
 		{raw: "/docs/report.pdf/.", normal: "/docs/report.pdf/", variants: []string{"/docs/report.pdf"}},
 		{raw: "/docs/report.pdf/./.", normal: "/docs/report.pdf/", variants: []string{"/docs/report.pdf"}},
@@ -72,7 +77,8 @@ func TestParseTargetAllocs(t *testing.T) {
 // spellings, every spelling is in normal form, and the fast path agrees
 // with the full reading.
 func FuzzParseTarget(f *testing.F) {
-	for _, s := range []string{"/private%2Freport.html", "//private/", `/a\b`, "/p;jsessionid=1/r.html?q=1", "/x/.", "/a/%2e%2e/b", "http://h/#/../x", "/caf%C3%A9?q", "*", "x:/y", "/a?"} {
+	for _, s := range []string{"/private%2Freport.html", "//private/", `/a\b`, "/p;jsessionid=1/r.html?q=1", "/x/.", "/a/%2e%2e/b", "http://h/#/../x", "/caf%C3%A9?q", "*", "x:/y", "/a?",
+		"/wiki/Special%3ARandom", "/%7Esam/%3A?x=%3a", "/a%3A/.%2E/b", "/a%3A/./b", "/a%3A//b", "/a%3A;x", "/a%3A%3B", "/a%3A%5Cb", "/a%3A%2f", "/a%3A%2", "/a%3A b", "/%3A#x", "/a%3A?%zz"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -97,6 +103,12 @@ func FuzzParseTarget(f *testing.F) {
 			slow, _ := parseTarget(raw)
 			if got.Normal != raw || got.Variants != nil || slow.Normal != raw || slow.Variants != nil {
 				t.Fatalf("plain %q: fast %q %q, full %q %q", raw, got.Normal, got.Variants, slow.Normal, slow.Variants)
+			}
+		}
+		if n, ok := escapedPlainTarget(raw); ok {
+			slow, err := parseTarget(raw)
+			if err != nil || got.Normal != n || got.Variants != nil || slow.Normal != n || slow.Variants != nil {
+				t.Fatalf("escaped plain %q: fast %q %q, full %q %q %v", raw, got.Normal, got.Variants, slow.Normal, slow.Variants, err)
 			}
 		}
 		all := append([]string{got.Normal}, got.Variants...)

@@ -78,6 +78,12 @@ type Entry struct {
 	Signature      string `json:"signature,omitempty"`
 	SignatureAgent string `json:"signature_agent,omitempty"`
 	SignatureError string `json:"signature_error,omitempty"`
+	// Repeats marks a summary line (log_repeats): the number of further
+	// decisions like the line it follows up (the same client, action,
+	// reason and rule; the other fields are those of its first request)
+	// that were counted since that line instead of being logged. The
+	// report counts the line as Repeats decisions. 0 for an ordinary line.
+	Repeats int64 `json:"repeats,omitempty"`
 
 	// Problem fields, of the module's non-decision messages: the file
 	// concerned, the error and the robots.txt line.
@@ -127,6 +133,9 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	addString("signature", e.Signature)
 	addString("signature_agent", e.SignatureAgent)
 	addString("signature_error", e.SignatureError)
+	if e.Repeats != 0 {
+		enc.AddInt64("repeats", e.Repeats)
+	}
 	addString("file", e.File)
 	addString("error", e.Error)
 	if e.Line != 0 {
@@ -155,6 +164,18 @@ func (e *Entry) IsModuleMessage() bool {
 		}
 	}
 	return false
+}
+
+// Weight is the number of decisions the entry stands for: Repeats for a
+// summary line, else 1.
+func (e *Entry) Weight() int {
+	if e.Repeats > 0 && e.Repeats <= math.MaxInt32 {
+		return int(e.Repeats)
+	}
+	if e.Repeats > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return 1
 }
 
 // Token returns the most specific product token, or "".

@@ -66,7 +66,10 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 		}
 		ev := Event(e)
 		ev.VersionText = texts[ev.Version]
-		s.Record(&ev)
+		// A summary line of log_repeats stands for Weight decisions.
+		for range e.Weight() {
+			s.Record(&ev)
+		}
 	}, nil)
 	if err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ func TestEntryFields(t *testing.T) {
 		Method: "GET", Host: "example.com", URI: "/private/x?y=1", Action: "deny", Reason: "disallowed", Group: "*",
 		Strikes: 2, ReadRobots: true, DryRun: true, Bot: "GPTBot", Operator: "OpenAI", RuleLine: 3, Rule: "Disallow: /private/",
 		Zone: "shop", RobotsVersion: "0123456789ab", RetryAfter: 1.5, BlockedUntil: &until, Signature: "invalid", SignatureAgent: "https://agent.example", SignatureError: "expired",
-		File: "/srv/robots.txt", Error: "boom", Line: 7,
+		Repeats: 41, File: "/srv/robots.txt", Error: "boom", Line: 7,
 	}
 	// Every field is set: a new field left at its zero value would not be
 	// checked.
@@ -382,5 +382,59 @@ func TestContentUsageCounted(t *testing.T) {
 		if ev.Rule == nil || ev.Rule.String() != e.Rule || ev.Rule.Line != e.RuleLine || ev.Rule.Key == "" {
 			t.Errorf("%s: rule %+v", e.Rule, ev.Rule)
 		}
+	}
+}
+
+// TestReportRepeats: a summary line of log_repeats counts as the decisions
+// it stands for, in the totals, the rankings, the hourly histogram and the
+// review page built from the logs.
+func TestReportRepeats(t *testing.T) {
+	base := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	first := Entry{TS: Time{base}, Level: "info", Logger: LoggerName, Msg: "request refused",
+		ClientIP: "192.0.2.1", Class: "bot", Tokens: []string{"roguebot"}, Verification: "none", URI: "/w/index.php?title=x",
+		Action: "deny", Reason: "disallowed", RuleLine: 153, Rule: "Disallow: /w/", Zone: "default"}
+	summary := first
+	summary.TS, summary.Msg, summary.Repeats = Time{base.Add(10 * time.Second)}, "4211 more like this in 10s", 4211
+	other := first
+	other.TS, other.ClientIP, other.URI = Time{base.Add(time.Hour)}, "192.0.2.2", "/api/x"
+	dir := t.TempDir()
+	name := filepath.Join(dir, "robots_guard.log")
+	if err := os.WriteFile(name, logLines(t, first, summary, other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := New()
+	lines, err := ReadFiles([]string{name}, nil, &Filter{}, rep.Add, rep.AddMessage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary(10, lines)
+	if lines.Decisions != 3 || s.Decisions != 4213 || s.ByAction["deny"] != 4213 || s.ByReason["disallowed"] != 4213 || s.ByClass["bot"] != 4213 {
+		t.Errorf("%d lines, totals %d %v %v %v", lines.Decisions, s.Decisions, s.ByAction, s.ByReason, s.ByClass)
+	}
+	if s.TopBots[0].Key != "roguebot" || s.TopBots[0].Count != 4213 || s.TopIPs[0].Key != "192.0.2.1" || s.TopIPs[0].Count != 4212 || s.TopIPs[0].Violations != 4212 {
+		t.Errorf("top bots %+v, top IPs %+v", s.TopBots, s.TopIPs)
+	}
+	if s.TopPaths[0].Key != "/w/index.php" || s.TopPaths[0].Count != 4212 || s.Hourly[0].Count != 4212 || s.Hourly[1].Count != 1 {
+		t.Errorf("top paths %+v, hourly %+v", s.TopPaths, s.Hourly)
+	}
+	var text bytes.Buffer
+	s.WriteText(&text)
+	if s.Folded != 4211 || s.SummaryLines != 1 || !strings.Contains(text.String(), "robots_guard report: 4213 decisions") || !strings.Contains(text.String(), "(4211 of them counted from 1 summary line of log_repeats)") {
+		t.Errorf("text report:\n%s", text.String())
+	}
+	v, err := View([]string{name}, &Filter{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := v.Zones[0].Bots; len(b) != 1 || b[0].Refused != 4213 || len(b[0].Rules) != 1 || b[0].Rules[0].Count != 4213 {
+		t.Errorf("review page from the logs: %+v", b)
+	}
+	// A line can stand for at most MaxInt32 decisions, and a negative
+	// count for one.
+	if w := (&Entry{Repeats: 1 << 40}).Weight(); w != 1<<31-1 {
+		t.Errorf("weight of 2^40 repeats: %d", w)
+	}
+	if w := (&Entry{Repeats: -5}).Weight(); w != 1 {
+		t.Errorf("weight of -5 repeats: %d", w)
 	}
 }

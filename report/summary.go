@@ -11,6 +11,7 @@ import (
 // Report accumulates decisions and module messages into a Summary.
 type Report struct {
 	entries, dryRun    int
+	folded, summaries  int // decisions counted from summary lines, and those lines
 	from, to           time.Time
 	byAction, byReason map[string]int
 	byClass, byPath    map[string]int
@@ -47,21 +48,29 @@ func Violation(e *Entry) bool {
 	return e.Action != "allow" || e.Reason != "" && e.Reason != "none" && e.Reason != "robots_txt" && e.Reason != "allowlisted"
 }
 
-// Add counts one decision.
+// Add counts one decision entry: a summary line of log_repeats counts as
+// the decisions it stands for (Entry.Weight), under its own client,
+// action, reason, class and bot, and under the path of the request it
+// follows up, the only path it names.
 func (r *Report) Add(e *Entry) {
-	r.entries++
+	w := e.Weight()
+	r.entries += w
+	if e.Repeats > 0 {
+		r.folded += w
+		r.summaries++
+	}
 	if e.DryRun {
-		r.dryRun++
+		r.dryRun += w
 	}
 	reason := e.Reason
 	if reason == "" {
 		reason = "none"
 	}
-	r.byAction[e.Action]++
-	r.byReason[reason]++
-	r.byClass[e.Class]++
+	r.byAction[e.Action] += w
+	r.byReason[reason] += w
+	r.byClass[e.Class] += w
 	path, _, _ := strings.Cut(e.URI, "?")
-	r.byPath[path]++
+	r.byPath[path] += w
 	violation := Violation(e)
 	token := e.Token()
 	if token == "" {
@@ -73,17 +82,17 @@ func (r *Report) Add(e *Entry) {
 			t = &tally{actions: map[string]int{}, tokens: map[string]int{}}
 			m[key] = t
 		}
-		t.count++
-		t.actions[e.Action]++
-		t.tokens[token]++
+		t.count += w
+		t.actions[e.Action] += w
+		t.tokens[token] += w
 		if violation {
-			t.violations++
+			t.violations += w
 			t.readRobots = t.readRobots || e.ReadRobots
 		}
 	}
 	if ts := e.TS.Time; !ts.IsZero() {
 		r.see(ts)
-		r.hourly[ts.Truncate(time.Hour)]++
+		r.hourly[ts.Truncate(time.Hour)] += w
 	}
 }
 
@@ -138,6 +147,11 @@ type Summary struct {
 	ReadIgnored []TopEntry     `json:"read_robots_and_ignored"`
 	Hourly      []HourCount    `json:"hourly"`
 	Problems    []Problem      `json:"problems"`
+
+	// Folded is how many of the decisions were counted from summary lines
+	// (log_repeats), and SummaryLines how many such lines there were.
+	Folded       int `json:"folded,omitempty"`
+	SummaryLines int `json:"summary_lines,omitempty"`
 }
 
 // TopEntry is one row of a ranking.
@@ -172,7 +186,7 @@ type Problem struct {
 
 // Summary ranks what was added; top bounds each ranking.
 func (r *Report) Summary(top int, lines Lines) Summary {
-	s := Summary{Decisions: r.entries, DryRun: r.dryRun, Skipped: lines.Other, Filtered: lines.Filtered,
+	s := Summary{Decisions: r.entries, Folded: r.folded, SummaryLines: r.summaries, DryRun: r.dryRun, Skipped: lines.Other, Filtered: lines.Filtered,
 		ByAction: r.byAction, ByReason: r.byReason, ByClass: r.byClass}
 	if !r.from.IsZero() {
 		from, to := r.from, r.to

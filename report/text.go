@@ -27,6 +27,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	var notes []string
+	if s.Folded > 0 {
+		notes = append(notes, fmt.Sprintf("%d of them counted from %s of log_repeats", s.Folded, Plural(s.SummaryLines, "summary line")))
+	}
 	if s.Filtered > 0 {
 		notes = append(notes, fmt.Sprintf("%d filtered out", s.Filtered))
 	}

@@ -364,10 +364,10 @@ func TestPoliteCrawler(t *testing.T) {
 
 // TestRogueCrawler: wget with robots off is refused every disallowed page,
 // escalated, caught by the trap, and "caddy robots report" names it with the
-// right counts.
+// right counts, once the repeats that log_repeats folds are written.
 func TestRogueCrawler(t *testing.T) {
 	need(t, "wget")
-	s := start(t, options{robots: politeRobots(t), guard: "strikes 3"})
+	s := start(t, options{robots: politeRobots(t), guard: "strikes 3\n\t\tlog_repeats 1s"})
 	res := wget(t, s.front, "RogueCrawler/2.0 (+https://rogue.example/bot)", "-e", "robots=off")
 	for p := range res.fetched {
 		if isDisallowedDemo(p) {
@@ -386,33 +386,39 @@ func TestRogueCrawler(t *testing.T) {
 	if reasons["disallowed"] == 0 || reasons["blocked_client"]+reasons["trap"] == 0 {
 		t.Errorf("reasons logged for the rogue crawler: %v", reasons)
 	}
-	// The report over the run's log names it with the right counts.
-	out, err := exec.Command(caddyBin, "robots", "report", "--json", s.moduleLog).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep struct {
-		TopBots []struct {
-			Key     string         `json:"key"`
-			Count   int            `json:"count"`
-			Actions map[string]int `json:"actions"`
-		} `json:"top_bots"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatal(err)
-	}
+	// The report over the run's log names it with the right counts, once
+	// the repeats folded by log_repeats are written (every second here).
 	refusedByWget := len(res.errors)
-	found := false
-	for _, b := range rep.TopBots {
-		if b.Key == "roguecrawler" {
-			found = true
-			if got := b.Actions["deny"] + b.Actions["throttle"]; got != refusedByWget {
-				t.Errorf("report counts %d refusals for roguecrawler, wget saw %d", got, refusedByWget)
+	got, found := 0, false
+	var out []byte
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		var err error
+		if out, err = exec.Command(caddyBin, "robots", "report", "--json", s.moduleLog).Output(); err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			TopBots []struct {
+				Key     string         `json:"key"`
+				Count   int            `json:"count"`
+				Actions map[string]int `json:"actions"`
+			} `json:"top_bots"`
+		}
+		if err := json.Unmarshal(out, &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range rep.TopBots {
+			if b.Key == "roguecrawler" {
+				found, got = true, b.Actions["deny"]+b.Actions["throttle"]
 			}
+		}
+		if got == refusedByWget {
+			break
 		}
 	}
 	if !found {
 		t.Errorf("report does not name roguecrawler: %s", out)
+	} else if got != refusedByWget {
+		t.Errorf("report counts %d refusals for roguecrawler, wget saw %d", got, refusedByWget)
 	}
 	t.Logf("rogue crawler: %d pages served, %d refused, reasons %v", len(res.fetched), refusedByWget, reasons)
 }

@@ -228,7 +228,7 @@ func checkBlockedAfterWindows(t *testing.T, ds []decision, strikes int) time.Dur
 // allowed page.
 func TestScrapyDefaults(t *testing.T) {
 	need(t, "scrapy")
-	s := start(t, options{guard: "log_allowed 1"})
+	s := start(t, options{guard: ladderLog})
 	res := runScrapy(t, s.front, 0)
 	ds := s.decisions(t, "Scrapy/")
 	t.Logf("Scrapy defaults: %d pages, statuses 200:%d 429:%d 403:%d; decisions: %s",
@@ -251,7 +251,7 @@ func TestScrapyDefaults(t *testing.T) {
 // Scrapy gets no 429 at all and fetches every allowed page.
 func TestScrapyDownloadDelay(t *testing.T) {
 	need(t, "scrapy")
-	s := start(t, options{guard: "log_allowed 1"})
+	s := start(t, options{guard: ladderLog})
 	res := runScrapy(t, s.front, 0, "DOWNLOAD_DELAY=1")
 	ds := s.decisions(t, "Scrapy/")
 	t.Logf("Scrapy DOWNLOAD_DELAY=1: %d pages, statuses 200:%d 429:%d; decisions: %s", len(res.Pages), res.status(200), res.status(429), summary(ds, 10))
@@ -277,7 +277,7 @@ func TestScrapyDownloadDelay(t *testing.T) {
 // requests a second here): a crawl that ended sooner would prove nothing.
 func TestScrapyIgnores429(t *testing.T) {
 	need(t, "scrapy")
-	s := start(t, options{guard: "log_allowed 1"})
+	s := start(t, options{guard: ladderLog})
 	res := runScrapy(t, s.front, 100, "RETRY_TIMES=300")
 	ds := s.decisions(t, "Scrapy/")
 	took := checkBlockedAfterWindows(t, ds, 5)
@@ -292,7 +292,7 @@ func TestScrapyIgnores429(t *testing.T) {
 // at all and fetches every allowed page.
 func TestWgetAtCrawlDelay(t *testing.T) {
 	need(t, "wget")
-	s := start(t, options{guard: "log_allowed 1"})
+	s := start(t, options{guard: ladderLog})
 	const ua = "WaitBot/1.0 (+https://example.com/waitbot)"
 	res := wget(t, s.front, ua, "--wait=1")
 	ds := s.decisions(t, "WaitBot/")
@@ -322,7 +322,7 @@ func TestWgetBelowCrawlDelay(t *testing.T) {
 	need(t, "wget")
 	for _, wait := range []string{"0.1", "0"} {
 		t.Run("wait "+wait, func(t *testing.T) {
-			s := start(t, options{guard: "log_allowed 1"})
+			s := start(t, options{guard: ladderLog})
 			const ua = "HurryBot/1.0 (+https://example.com/hurrybot)"
 			res := wget(t, s.front, ua, "--wait="+wait)
 			ds := s.decisions(t, "HurryBot/")
@@ -342,11 +342,15 @@ func TestWgetBelowCrawlDelay(t *testing.T) {
 	}
 }
 
+// ladderLog logs every decision, one line each (no log_repeats folding):
+// these tests read the ladder's steps from the log.
+const ladderLog = "log_allowed 1\n\t\tlog_repeats 0"
+
 // TestWgetIgnores429: wget fetching 120 URLs of the site 0.1s apart
 // ignores its 429s for longer than strikes windows, and is blocked.
 func TestWgetIgnores429(t *testing.T) {
 	need(t, "wget")
-	s := start(t, options{guard: "log_allowed 1"})
+	s := start(t, options{guard: ladderLog})
 	dir := t.TempDir()
 	var urls strings.Builder
 	for i := 0; i < 120; i++ {

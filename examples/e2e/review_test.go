@@ -160,7 +160,9 @@ func TestReviewPage(t *testing.T) {
 	need(t, "curl")
 	b := newBrowser(t)
 	admin := fmt.Sprintf("localhost:%d", freePort(t))
-	s := start(t, options{robots: politeRobots(t), admin: admin, trustProxy: true, guard: "strikes 100\n\t\tburst 100"})
+	// log_repeats 0: report --html below reads the log while Caddy runs,
+	// before a summary line would be written.
+	s := start(t, options{robots: politeRobots(t), admin: admin, trustProxy: true, guard: "strikes 100\n\t\tburst 100\n\t\tlog_repeats 0"})
 	const gpt = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
 	const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"
 	from := func(ip string) string { return "X-Forwarded-For: " + ip }
