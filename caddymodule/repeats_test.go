@@ -56,8 +56,10 @@ func jsonLogger(w zapcore.WriteSyncer, level zapcore.Level) *zap.Logger {
 }
 
 // loggedHandler provisions h with its decision log going to the returned
-// buffer at level, and returns the metrics registry of its context. The
-// handler is cleaned up at the end of the test unless the test did.
+// buffer at level, and returns a function that reads the decisions counted
+// since h was provisioned (the counters are process-wide: they survive
+// reloads, so earlier tests' counts are there too). The handler is cleaned
+// up at the end of the test unless the test did.
 func loggedHandler(t testing.TB, h *Handler, level zapcore.Level) (*syncBuffer, func() map[string]int) {
 	t.Helper()
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
@@ -70,7 +72,16 @@ func loggedHandler(t testing.TB, h *Handler, level zapcore.Level) (*syncBuffer, 
 	}
 	buf := &syncBuffer{}
 	h.logger = jsonLogger(buf, level)
-	return buf, func() map[string]int { return decisionMetrics(t, ctx) }
+	before := decisionMetrics(t, ctx)
+	return buf, func() map[string]int {
+		out := map[string]int{}
+		for k, n := range decisionMetrics(t, ctx) {
+			if n -= before[k]; n > 0 {
+				out[k] = n
+			}
+		}
+		return out
+	}
 }
 
 // decisionMetrics returns caddy_robots_guard_decisions_total by

@@ -102,8 +102,9 @@ func TestContentUsage(t *testing.T) {
 		t.Run(form, func(t *testing.T) {
 			admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 			// No rate for AI crawlers, so that any strike would show: five
-			// would block GPTBot.
-			s := start(t, options{robots: usageRobots[form], admin: admin, guard: "rate ai 0s"})
+			// would block GPTBot. Every refusal gets its own log line
+			// (log_repeats 0), so that each one's strike count shows.
+			s := start(t, options{robots: usageRobots[form], admin: admin, guard: "rate ai 0s\n\t\tlog_repeats 0"})
 			okDir := filepath.Join(s.dir, "site", "ai-ok")
 			if err := os.MkdirAll(okDir, 0o755); err != nil {
 				t.Fatal(err)
