@@ -295,24 +295,26 @@ type Handler struct {
 	// Default: people are never redirected.
 	CanonicalRedirectHumans bool `json:"canonical_redirect_humans,omitempty"`
 
-	logger       *zap.Logger // the decision log
-	opsLogger    *zap.Logger // reload and configuration problems, for Caddy's main log
-	serve        bool        // ServeRobots resolved
-	engine       *enforce.Engine
-	classifier   *uaclass.Classifier
-	verifier     *uaclass.Verifier
-	webBotAuth   *webBotAuth
-	source       *source
-	metrics      *metrics
-	shared       *sharedState
-	fleet        *redisstore.Store // the zone's Redis store, or nil
-	storeMetrics *storeMetrics
-	blocked      []uaclass.Class
-	index        indexRules
-	usage        usageHeaders
-	tarpit       chan struct{} // a semaphore of TarpitMax held requests
-	unloaded     <-chan struct{}
-	cancel       func()
+	logger     *zap.Logger // the decision log
+	opsLogger  *zap.Logger // reload and configuration problems, for Caddy's main log
+	serve      bool        // ServeRobots resolved
+	engine     *enforce.Engine
+	classifier *uaclass.Classifier
+	verifier   *uaclass.Verifier
+	// Their keys in kept.go's pool, released by Cleanup.
+	classifierKey, verifierKey string
+	webBotAuth                 *webBotAuth
+	source                     *source
+	metrics                    *metrics
+	shared                     *sharedState
+	fleet                      *redisstore.Store // the zone's Redis store, or nil
+	storeMetrics               *storeMetrics
+	blocked                    []uaclass.Class
+	index                      indexRules
+	usage                      usageHeaders
+	tarpit                     chan struct{} // a semaphore of TarpitMax held requests
+	unloaded                   <-chan struct{}
+	cancel                     func()
 
 	// The refusal path and the decision log (refusal.go, repeats.go).
 	repeats      *repeatLog // nil when log_repeats is 0
@@ -370,12 +372,14 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("robots_guard: registering metrics: %v", err)
 	}
-	h.classifier, err = uaclass.New(uaclass.Options{Extra: h.Bots, CacheBytes: h.UACache})
-	if err != nil {
+	// The classifier and the verifier are kept across reloads (kept.go).
+	if h.classifier, h.classifierKey, err = keepClassifier(h.Bots, h.UACache); err != nil {
 		return fmt.Errorf("robots_guard: bots: %v", err)
 	}
 	if set.verify != nil {
-		h.verifier = uaclass.NewVerifier(*set.verify)
+		if h.verifier, h.verifierKey, err = keepVerifier(*set.verify); err != nil {
+			return err
+		}
 	}
 	if h.webBotAuth, err = newWebBotAuth(set.webBotAuth, h.classifier, h.metrics); err != nil {
 		return err
@@ -475,6 +479,9 @@ func (h *Handler) Cleanup() error {
 		h.repeats.close(time.Now())
 	}
 	h.webBotAuth.close()
+	release(h.classifierKey)
+	release(h.verifierKey)
+	h.classifierKey, h.verifierKey = "", ""
 	if h.source != nil {
 		h.source.close()
 	}

@@ -4,7 +4,9 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/robotsguard/robotsguard/policy"
 )
@@ -109,13 +111,21 @@ func (b *Bot) Validate() error {
 //go:embed bots.json
 var botsJSON []byte
 
-// DefaultBots returns a copy of the embedded bot database.
-func DefaultBots() []Bot {
+// defaultBots is the embedded database, parsed once per process.
+var defaultBots = sync.OnceValue(func() []Bot {
 	bots, err := ParseBots(botsJSON)
 	if err != nil {
 		panic("uaclass: embedded bots.json: " + err.Error()) // caught by every test run
 	}
 	return bots
+})
+
+// DefaultBots returns a copy of the embedded bot database. The database is
+// parsed once per process; the copy's entries share their slices (Parents,
+// Match, Domains) with it, so a caller changes an entry by replacing it,
+// never by writing into those slices.
+func DefaultBots() []Bot {
+	return slices.Clone(defaultBots())
 }
 
 // ParseBots reads a bot database in the format of the embedded bots.json: a

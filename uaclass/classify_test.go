@@ -461,3 +461,18 @@ func TestCacheConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestDefaultBotsParsedOnce: the embedded database is parsed once per
+// process, and a caller that replaces entries of its copy does not change
+// what the next caller gets.
+func TestDefaultBotsParsedOnce(t *testing.T) {
+	a := DefaultBots()
+	if allocs := testing.AllocsPerRun(10, func() { _ = DefaultBots() }); allocs > 1 {
+		t.Errorf("DefaultBots allocates %v times: it parses the database again", allocs)
+	}
+	token := a[0].Token
+	a[0] = Bot{Token: "replaced"}
+	if b := DefaultBots(); b[0].Token != token {
+		t.Errorf("a caller's copy changed the database: %q", b[0].Token)
+	}
+}
