@@ -1,0 +1,12 @@
+// Package source is where the rules come from: the site's robots.txt file,
+// watched and settled, or the application's robots.txt refreshed from
+// upstream (package upstream does the fetches). A [Source] hands out
+// immutable compiled [Snapshot] values, read with one atomic load and no
+// lock; a changed file replaces the rules in force only once it has
+// settled, and an invalid, oversize-and-cut or broken file never replaces
+// the last good rules.
+//
+// The package does not import Caddy: the state carried across
+// configuration reloads ([Carried]) is joined through a [Pool] the caller
+// provides, and the counters it keeps are [Counters] function values.
+package source
