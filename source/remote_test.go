@@ -351,7 +351,7 @@ func TestUpstreamKeepsLastGood(t *testing.T) {
 		t.Errorf("a served robots.txt was installed: %v", logs.All())
 	}
 	if _, _, err := Read(ctx, app.url(), "", nil); err == nil || !strings.Contains(err.Error(), "own served robots.txt") {
-		t.Errorf("loadRobots of a served robots.txt: %v", err)
+		t.Errorf("Read of a served robots.txt: %v", err)
 	}
 	app.mu.Lock()
 	app.extra = nil

@@ -61,7 +61,7 @@ type Options struct {
 	// Additions adds the handler's own lines (traps, sitemaps, ...) to
 	// the robots.txt it serves and enforces.
 	Additions func(*policy.Robots)
-	// Logger gets the reload messages.
+	// Logger gets the reload messages (nil: none).
 	Logger *zap.Logger
 	// Counters record the loads and fetches.
 	Counters Counters
@@ -117,6 +117,9 @@ func (f fileStamp) sameContent(g fileStamp) bool {
 // New returns a Source that reads the robots.txt file at path ("" for
 // none: no rules). Nothing is read until [Source.Load].
 func New(path string, o Options) *Source {
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
 	return &Source{path: path, additions: o.Additions, logger: o.Logger, counters: o.Counters, settle: DefaultSettle}
 }
 
