@@ -2,9 +2,11 @@
 // watched and settled, or the application's robots.txt refreshed from
 // upstream (package upstream does the fetches). A [Source] hands out
 // immutable compiled [Snapshot] values, read with one atomic load and no
-// lock; a changed file replaces the rules in force only once it has
-// settled, and an invalid, oversize-and-cut or broken file never replaces
-// the last good rules.
+// lock. A changed file replaces the rules in force only once it has
+// settled; a file that goes missing, or is unreadable, invalid or cut
+// short, keeps the last good rules (an application's 4xx answer clears
+// them, as RFC 9309 says); of a larger file, only the first
+// policy.MaxSize bytes are read.
 //
 // The package does not import Caddy: the state carried across
 // configuration reloads ([Carried]) is joined through a [Pool] the caller
