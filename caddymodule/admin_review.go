@@ -12,6 +12,7 @@ import (
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/review"
+	"github.com/robotsguard/robotsguard/source"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -81,7 +82,7 @@ func liveView(only string, now time.Time) review.View {
 // logs and handle_errors routes. The statistics do not allocate for a bot
 // already tracked; the placeholders take two small allocations per request
 // (see BenchmarkObserve).
-func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Decision, snap *snapshot) {
+func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Decision, snap *source.Snapshot) {
 	e := review.Event{
 		// No Time: the zone's statistics keep a coarse clock (100 ms),
 		// which is all their per-minute series and "last seen" need, and
@@ -96,8 +97,8 @@ func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Deci
 		DryRun:      d.DryRun,
 		Path:        req.Target.Normal,
 		Rule:        d.Rule,
-		Version:     snap.version,
-		VersionText: snap.body,
+		Version:     snap.Version,
+		VersionText: snap.Body,
 	}
 	if b := req.UA.Bot; b != nil {
 		e.Name, e.Operator = b.Name, b.Operator

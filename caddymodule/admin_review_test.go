@@ -223,8 +223,8 @@ func BenchmarkObserve(b *testing.B) {
 	r := httptest.NewRequest("GET", "/articles/42", nil)
 	ua := "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)"
 	req := enforce.Request{IP: netip.MustParseAddr("192.0.2.1"), UA: h.classifier.Classify(ua), Method: "GET", Host: "example.com", Target: policy.Target{Normal: "/articles/42"}}
-	snap := h.source.snapshot()
-	d := h.engine.Decide(&req, snap.policy)
+	snap := h.source.Snapshot()
+	d := h.engine.Decide(&req, snap.Policy)
 	for _, withObserve := range []bool{false, true} {
 		name := "replacer only"
 		if withObserve {

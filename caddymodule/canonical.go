@@ -5,18 +5,6 @@ import (
 	"strings"
 )
 
-// relativeRef returns the relative reference to a canonical target, for
-// the Link header and redirects where robots.txt names no Domain: the
-// request's Host header, which any client sets, is never echoed into a
-// response that a shared cache may keep.
-func relativeRef(target string) string {
-	if strings.HasPrefix(target, "//") || strings.HasPrefix(target, "/\\") {
-		// "//x/" alone would be read as a host; "/./" keeps it a path.
-		return "/." + target
-	}
-	return target
-}
-
 // redirect answers with a 301 to ref, which is sent as it is: unlike
 // http.Redirect, it does not clean the path, so the canonical URL is the
 // one the Link header names.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/source"
 	"github.com/robotsguard/robotsguard/uaclass"
 	"github.com/robotsguard/robotsguard/upstream"
 )
@@ -343,7 +344,7 @@ func (h *Handler) checkRobots(s *settings) error {
 	case h.RobotsRefresh < caddy.Duration(time.Second):
 		return bad("robots_refresh", "must be at least 1s, got %v", time.Duration(h.RobotsRefresh))
 	}
-	f, err := upstream.New(fetcherOptions(h.Robots, h.RobotsHost, h.RobotsHeaders))
+	f, err := upstream.New(source.FetchOptions(h.Robots, h.RobotsHost, h.RobotsHeaders))
 	if err != nil {
 		return &configError{"robots", err}
 	}

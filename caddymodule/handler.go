@@ -24,6 +24,7 @@ import (
 	"github.com/robotsguard/robotsguard/enforce/redisstore"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/report"
+	"github.com/robotsguard/robotsguard/source"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -304,7 +305,7 @@ type Handler struct {
 	// Their keys in kept.go's pool, released by Cleanup.
 	classifierKey, verifierKey string
 	webBotAuth                 *webBotAuth
-	source                     *source
+	source                     *source.Source
 	metrics                    *metrics
 	shared                     *sharedState
 	fleet                      *redisstore.Store // the zone's Redis store, or nil
@@ -409,18 +410,18 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	watchCtx, cancel := context.WithCancel(ctx)
 	h.cancel, h.unloaded = cancel, watchCtx.Done()
 	if set.fetcher != nil {
-		// A URL: fetched now and every robots_refresh (upstream.go).
-		key := carriedKey(h.Robots, h.RobotsHost, h.RobotsHeaders)
-		h.source = newRemoteSource(set.fetcher, key, time.Duration(h.RobotsRefresh), h.additions, h.opsLogger, h.metrics)
-		h.source.start(watchCtx)
+		// A URL: fetched now and every robots_refresh (package source).
+		key := carriedShare(source.Key(h.Robots, h.RobotsHost, h.RobotsHeaders))
+		h.source = source.NewRemote(set.fetcher, time.Duration(h.RobotsRefresh), key, h.sourceOptions())
+		h.source.Start(watchCtx)
 	} else {
-		h.source = newSource(h.Robots, h.additions, h.opsLogger, h.metrics)
-		h.source.load()
+		h.source = source.New(h.Robots, h.sourceOptions())
+		h.source.Load()
 		if h.Robots != "" {
-			if err := h.source.watch(watchCtx); err != nil {
+			if err := h.source.Watch(watchCtx); err != nil {
 				h.opsLogger.Warn("watching the robots.txt folder failed; changes are picked up by polling, and the watch is tried again", zap.String("file", h.Robots), zap.Error(err))
 			}
-			go h.source.poll(watchCtx, 2*time.Second)
+			go h.source.Poll(watchCtx, 2*time.Second)
 		}
 	}
 	go h.sweep(watchCtx)
@@ -483,7 +484,7 @@ func (h *Handler) Cleanup() error {
 	release(h.verifierKey)
 	h.classifierKey, h.verifierKey = "", ""
 	if h.source != nil {
-		h.source.close()
+		h.source.Close()
 	}
 	if h.shared != nil {
 		err := leaveState(h.Zone)
@@ -522,7 +523,7 @@ func (h *Handler) sweep(ctx context.Context) {
 // ServeHTTP classifies the request, decides, and serves, refuses or passes
 // it on.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	snap := h.source.snapshot()
+	snap := h.source.Snapshot()
 	ua := r.Header.Get("User-Agent")
 	req := enforce.Request{
 		IP:     clientIP(r),
@@ -534,7 +535,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if h.verifier != nil && req.Verdict == uaclass.NotClaimed && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
 		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
 	}
-	v, err := h.decide(&req, snap.policy, requestURI(r), scheme(r))
+	v, err := h.decide(&req, snap.Policy, requestURI(r), scheme(r))
 	if err != nil {
 		// No client sends a fragment; servers read "/#/../x" as "/x".
 		return caddyhttp.Error(http.StatusBadRequest, err)
@@ -553,7 +554,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			h.hold(r.Context(), d.Hold)
 			w.Header().Set("Connection", "close")
 		}
-		return h.refuse(w, r, &d, snap.policy)
+		return h.refuse(w, r, &d, snap.Policy)
 	}
 	getOrHead := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if d.Reason == enforce.ReasonRobotsTxt {
@@ -615,7 +616,7 @@ func (h *Handler) decide(req *enforce.Request, p *policy.Policy, raw, scheme str
 		if !p.HasDomain() {
 			// Without a Domain the host would be the request's own: never
 			// echo a Host header into Link or Location.
-			v.canonURL = relativeRef(canonTarget)
+			v.canonURL = policy.RelativeRef(canonTarget)
 		}
 	}
 	v.Decision = h.engine.Decide(req, p)

@@ -17,6 +17,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/source"
 )
 
 // These tests run a real Caddy (in-process, through caddytest) on fixed
@@ -490,7 +491,7 @@ func TestIntegrationReloadStorm(t *testing.T) {
 				select { // longer than the settle time
 				case <-stop:
 					return
-				case <-time.After(defaultSettle + 500*time.Millisecond):
+				case <-time.After(source.DefaultSettle + 500*time.Millisecond):
 				}
 				burst = time.Now()
 			}

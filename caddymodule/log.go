@@ -10,6 +10,7 @@ import (
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/signature"
+	"github.com/robotsguard/robotsguard/source"
 )
 
 // logDecision writes one structured entry for a decision: a report.Entry,
@@ -18,7 +19,7 @@ import (
 // with log_repeats, a refusal or violation like one logged in the current
 // interval is only counted (see repeatLog), at the cost of a hash and an
 // atomic add.
-func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua string, r *http.Request, snap *snapshot, sig *signature.Result) {
+func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua string, r *http.Request, snap *source.Snapshot, sig *signature.Result) {
 	if !h.logger.Core().Enabled(zapcore.InfoLevel) {
 		return
 	}
@@ -64,7 +65,7 @@ func (h *Handler) logDecision(req *enforce.Request, d *enforce.Decision, ua stri
 		ReadRobots:    d.ReadRobots,
 		DryRun:        d.DryRun,
 		Zone:          h.Zone,
-		RobotsVersion: snap.version,
+		RobotsVersion: snap.Version,
 		RetryAfter:    d.RetryAfter.Seconds(),
 	}
 	if b := req.UA.Bot; b != nil {

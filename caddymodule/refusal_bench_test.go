@@ -118,9 +118,9 @@ func BenchmarkRefusal(b *testing.B) {
 	h := setup(b, zap.InfoLevel, 10*time.Second)
 	r := requests(false)[0]
 	r = r.WithContext(context.WithValue(r.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
-	snap := h.source.snapshot()
+	snap := h.source.Snapshot()
 	req := enforce.Request{IP: clientIP(r), UA: h.classifier.Classify(ua), Method: r.Method, Host: r.Host}
-	v, _ := h.decide(&req, snap.policy, requestURI(r), "http")
+	v, _ := h.decide(&req, snap.Policy, requestURI(r), "http")
 	b.Run("piece=classify", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -131,7 +131,7 @@ func BenchmarkRefusal(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			req := enforce.Request{IP: req.IP, UA: req.UA, Method: r.Method, Host: r.Host}
-			h.decide(&req, snap.policy, requestURI(r), "http")
+			h.decide(&req, snap.Policy, requestURI(r), "http")
 		}
 	})
 	b.Run("piece=observe", func(b *testing.B) {
@@ -146,7 +146,7 @@ func BenchmarkRefusal(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			clear(w.h)
-			h.refuse(w, r, &v.Decision, snap.policy)
+			h.refuse(w, r, &v.Decision, snap.Policy)
 		}
 	})
 	b.Run("piece=log_repeat", func(b *testing.B) {

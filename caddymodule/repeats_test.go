@@ -415,9 +415,9 @@ func TestLogRepeatsNoAlloc(t *testing.T) {
 	r.Header.Set("User-Agent", uaRogue)
 	ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: "192.0.2.1"})
 	r = r.WithContext(ctx)
-	snap := h.source.snapshot()
+	snap := h.source.Snapshot()
 	req := enforce.Request{IP: clientIP(r), UA: h.classifier.Classify(uaRogue), Method: "GET", Host: r.Host}
-	v, err := h.decide(&req, snap.policy, requestURI(r), "http")
+	v, err := h.decide(&req, snap.Policy, requestURI(r), "http")
 	if err != nil || v.Action != enforce.Deny {
 		t.Fatalf("%+v %v", v.Decision, err)
 	}

@@ -19,13 +19,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddytest"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/robotsguard/robotsguard/policy"
-	"github.com/robotsguard/robotsguard/upstream"
+	"github.com/robotsguard/robotsguard/source"
 )
 
 // testApp is an application that serves robots.txt from its state, as
@@ -149,264 +144,29 @@ func (a *testApp) up() {
 	a.serve(l)
 }
 
-// newTestRemote returns a source that reads url, seeded (from the carried
-// pool) but not refreshing: the test calls refresh.
-func newTestRemote(t *testing.T, o upstream.Options) (*source, *observer.ObservedLogs) {
+// eventually waits for cond, polling, within a generous limit; it returns
+// how long it took.
+func eventually(t *testing.T, what string, limit time.Duration, cond func() bool) time.Duration {
 	t.Helper()
-	core, logs := observer.New(zap.InfoLevel)
-	m, err := newMetrics(prometheus.NewRegistry())
-	if err != nil {
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
-	}
-	f, err := upstream.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := fmt.Sprintf("%s\ntest %d", carriedKey(o.URL, o.Host, nil), testRemotes.Add(1)) // nothing carried between them
-	s := newRemoteSource(f, key, DefaultRobotsRefresh, func(*policy.Robots) {}, zap.New(core), m)
-	s.seed()
-	t.Cleanup(s.close)
-	return s, logs
-}
-
-var testRemotes atomic.Int64
-
-func fetches(s *source, result string) float64 {
-	return testutil.ToFloat64(s.metrics.fetches.WithLabelValues(result))
-}
-
-// TestUpstreamStatusClasses: each answer of the application does what RFC
-// 9309 section 2.3.1 says, read as an enforcer must: a 2xx installs the
-// file; a 5xx, a timeout and a refused connection keep the last good rules
-// and are retried sooner, with a growing wait; a 4xx clears them, warned
-// once per change and counted; a 2xx after it is installed at once.
-func TestUpstreamStatusClasses(t *testing.T) {
-	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
-	s, logs := newTestRemote(t, upstream.Options{URL: app.url(), Timeout: 300 * time.Millisecond})
-	ctx := context.Background()
-	if !allowedBy(s, "/private/x") || !s.snapshot().missing {
-		t.Fatal("rules before the first fetch")
-	}
-	if wait := s.refresh(ctx); wait != DefaultRobotsRefresh || allowedBy(s, "/private/x") {
-		t.Fatalf("first fetch: rules not installed (next in %v)", wait)
-	}
-
-	// The application fails: 500, then a timeout, then a refused
-	// connection. The rules stay; the waits grow from a second and stay
-	// within the refresh interval; the failure is logged when it starts,
-	// and again when its cause changes.
-	app.set(500, "<html>Internal Server Error</html>")
-	w1 := s.refresh(ctx)
-	app.mu.Lock()
-	app.delay = time.Second
-	app.mu.Unlock()
-	w2 := s.refresh(ctx)
-	app.down()
-	w3 := s.refresh(ctx)
-	if allowedBy(s, "/private/x") {
-		t.Fatal("a failing application dropped the rules")
-	}
-	if w1 > time.Second || w2 > 2*time.Second || w2 < 1600*time.Millisecond || w3 > 4*time.Second || w3 < 3200*time.Millisecond {
-		t.Errorf("retry waits %v, %v, %v; want about 1s, 2s, 4s", w1, w2, w3)
-	}
-	if n := logs.FilterMessageSnippet("could not be fetched; keeping the last good rules").Len(); n != 1 {
-		t.Errorf("start of the failures logged %d times", n)
-	}
-	causes := []string{}
-	for _, e := range logs.FilterMessageSnippet("robots.txt").All() {
-		if c, ok := e.ContextMap()["error"].(string); ok {
-			causes = append(causes, c)
-		}
-	}
-	if len(causes) != 3 || causes[0] != "HTTP 500 Internal Server Error" || causes[1] != "timed out after 300ms" || causes[2] != "connection refused" {
-		t.Errorf("causes logged: %q", causes)
-	}
-	if fetches(s, "unreachable") != 3 || testutil.ToFloat64(s.metrics.unreach) != 1 {
-		t.Errorf("unreachable fetches %v, gauge %v", fetches(s, "unreachable"), testutil.ToFloat64(s.metrics.unreach))
-	}
-
-	// Back, with a 404: the rules are cleared, with one warning, and the
-	// missing gauge; a second 404 says nothing more; a 410 is a change.
-	app.mu.Lock()
-	app.delay = 0
-	app.mu.Unlock()
-	app.up()
-	app.set(404, "not found")
-	s.refresh(ctx)
-	if !allowedBy(s, "/private/x") || !s.snapshot().missing {
-		t.Error("a 404 kept the rules")
-	}
-	if logs.FilterMessageSnippet("can be fetched again").Len() != 1 || testutil.ToFloat64(s.metrics.unreach) != 0 {
-		t.Error("the end of the failures was not logged, or the gauge not lowered")
-	}
-	s.refresh(ctx)
-	app.set(410, "gone")
-	s.refresh(ctx)
-	warned := logs.FilterMessageSnippet("the application has none").All()
-	if len(warned) != 2 || warned[0].Level != zap.WarnLevel || warned[0].ContextMap()["answer"] != "HTTP 404 Not Found" || warned[1].ContextMap()["answer"] != "HTTP 410 Gone" {
-		t.Errorf("4xx warnings: %v", warned)
-	}
-	if fetches(s, "unavailable") != 3 || testutil.ToFloat64(s.metrics.missing) != 1 {
-		t.Errorf("unavailable fetches %v, missing gauge %v", fetches(s, "unavailable"), testutil.ToFloat64(s.metrics.missing))
-	}
-	// A 403 gets a hint about the Host header.
-	app.set(403, "Blocked host")
-	s.refresh(ctx)
-	if e := logs.FilterMessageSnippet("the application has none").All(); len(e) != 3 || !strings.Contains(fmt.Sprint(e[2].ContextMap()["hint"]), "robots_host") {
-		t.Errorf("403 warning: %v", e)
-	}
-
-	// A file again: installed at once, as no rules are in force.
-	app.set(200, "User-agent: *\nDisallow: /drafts/\n")
-	s.refresh(ctx)
-	if allowedBy(s, "/drafts/x") || !allowedBy(s, "/private/x") {
-		t.Error("the file after a 404 was not installed")
-	}
-	if testutil.ToFloat64(s.metrics.missing) != 0 || logs.FilterMessageSnippet("serves one again").Len() != 1 {
-		t.Error("the end of the 404s was not logged, or the gauge not lowered")
-	}
-
-	// At start, an application that cannot be reached means no rules
-	// until it answers, logged as an error.
-	app.down()
-	s2, logs2 := newTestRemote(t, upstream.Options{URL: app.url()})
-	s2.refresh(ctx)
-	if !allowedBy(s2, "/drafts/x") || logs2.FilterMessageSnippet("no rules are enforced until it is").FilterField(zap.String("error", "connection refused")).Len() != 1 {
-		t.Errorf("unreachable at start: %v", logs2.All())
-	}
-	app.up()
-	s2.refresh(ctx)
-	if allowedBy(s2, "/drafts/x") {
-		t.Error("the first good answer was not installed")
-	}
-}
-
-// TestUpstreamNotModified: a 304 keeps the rules without parsing them
-// again (the very same snapshot stays), and so does the same file from an
-// application that sends no validators.
-func TestUpstreamNotModified(t *testing.T) {
-	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
-	s, _ := newTestRemote(t, upstream.Options{URL: app.url()})
-	ctx := context.Background()
-	s.refresh(ctx)
-	first := s.snapshot()
-	reloads := testutil.ToFloat64(s.metrics.reloads.WithLabelValues("ok"))
-	for range 3 {
-		s.refresh(ctx)
-	}
-	if h, _ := app.lastRequest(); h.Get("If-None-Match") == "" {
-		t.Error("the refresh was not conditional")
-	}
-	if app.notModified.Load() != 3 || fetches(s, "not_modified") != 3 || s.snapshot() != first || testutil.ToFloat64(s.metrics.reloads.WithLabelValues("ok")) != reloads {
-		t.Errorf("304s %d, not_modified %v, snapshot replaced %v, reloads %v -> %v", app.notModified.Load(), fetches(s, "not_modified"), s.snapshot() != first, reloads, testutil.ToFloat64(s.metrics.reloads.WithLabelValues("ok")))
-	}
-	// A change is fetched whole and installed.
-	app.set(200, "User-agent: *\nDisallow: /drafts/\n")
-	s.refresh(ctx)
-	if allowedBy(s, "/drafts/x") || s.snapshot() == first {
-		t.Error("the changed file was not installed")
-	}
-	// Without validators, the same body is not parsed again either.
-	app.mu.Lock()
-	app.etag = false
-	app.mu.Unlock()
-	second := s.snapshot()
-	s.refresh(ctx)
-	s.refresh(ctx)
-	if h, _ := app.lastRequest(); h.Get("If-None-Match") != "" {
-		t.Errorf("validators sent to an application that gives none: %v", h)
-	}
-	if s.snapshot() != second || fetches(s, "ok") != 4 {
-		t.Errorf("the same body replaced the snapshot (ok fetches %v)", fetches(s, "ok"))
-	}
-}
-
-// TestUpstreamKeepsLastGood: a 2xx that is not a robots.txt (an HTML error
-// page with status 200) or that ends in the middle of a line, where the
-// rules in force ended with a line end, keeps the last good rules, and is
-// reported once however often it is fetched; so does a robots_guard
-// handler's own served robots.txt.
-func TestUpstreamKeepsLastGood(t *testing.T) {
-	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
-	s, logs := newTestRemote(t, upstream.Options{URL: app.url()})
-	ctx := context.Background()
-	s.refresh(ctx)
-	app.set(200, "<!DOCTYPE html><html><body>Maintenance</body></html>")
-	s.refresh(ctx)
-	s.refresh(ctx)
-	app.set(200, "User-agent: *\nDisallow: /drafts/\nDisallow: /pri")
-	s.refresh(ctx)
-	s.refresh(ctx)
-	if allowedBy(s, "/private/x") || !allowedBy(s, "/drafts/x") {
-		t.Error("a bad answer replaced the rules")
-	}
-	if logs.FilterMessageSnippet("robots.txt is invalid").Len() != 1 || logs.FilterMessageSnippet("it looks cut short").Len() != 1 {
-		t.Errorf("refusals logged: %v", logs.All())
-	}
-	if testutil.ToFloat64(s.metrics.reloads.WithLabelValues("invalid")) != 1 || testutil.ToFloat64(s.metrics.reloads.WithLabelValues("incomplete")) != 1 {
-		t.Error("refusals not counted once each")
-	}
-	// A robots_guard handler's own served file (the URL leads back to
-	// the site) is refused too.
-	app.mu.Lock()
-	app.extra = http.Header{"X-Robots-Guard-Served": {"generated"}}
-	app.mu.Unlock()
-	app.set(200, "User-agent: *\nDisallow: /drafts/\nDisallow: /private/\nDisallow: /trap/\n")
-	s.refresh(ctx)
-	refused := 0
-	for _, e := range logs.FilterMessageSnippet("could not be fetched").All() {
-		if strings.Contains(fmt.Sprint(e.ContextMap()["error"]), errOwnFile.Error()) {
-			refused++
-		}
-	}
-	if !allowedBy(s, "/trap/x") || refused != 1 {
-		t.Errorf("a served robots.txt was installed: %v", logs.All())
-	}
-	if _, _, err := loadRobots(ctx, &Handler{Robots: app.url()}); err == nil || !strings.Contains(err.Error(), "own served robots.txt") {
-		t.Errorf("loadRobots of a served robots.txt: %v", err)
-	}
-	app.mu.Lock()
-	app.extra = nil
-	app.mu.Unlock()
-	// Ended with a line end, it is installed.
-	app.set(200, "User-agent: *\nDisallow: /drafts/\nDisallow: /private/\n")
-	s.refresh(ctx)
-	if allowedBy(s, "/drafts/x") || allowedBy(s, "/private/x") {
-		t.Error("the whole file was not installed")
-	}
-}
-
-// TestUpstreamLarge: a robots.txt larger than 500 KiB is read up to 500
-// KiB, its rules there enforced, and the rest reported.
-func TestUpstreamLarge(t *testing.T) {
-	body := "User-agent: *\nDisallow: /private/\n" + strings.Repeat("Disallow: /filler/\n", 40000) + "Disallow: /beyond/\n"
-	app := newTestApp(t, body)
-	s, logs := newTestRemote(t, upstream.Options{URL: app.url()})
-	s.refresh(context.Background())
-	if allowedBy(s, "/private/x") || !allowedBy(s, "/beyond/x") {
-		t.Error("the first 500 KiB were not enforced, or the rest was")
-	}
-	found := false
-	for _, e := range logs.FilterMessage("robots.txt lint").All() {
-		if m, _ := e.ContextMap()["message"].(string); strings.HasPrefix(m, "file is larger than 512000 bytes") {
-			found = true
-			t.Logf("lint: %s", m)
-		}
-	}
-	if !found {
-		t.Errorf("no lint warning for the size: %v", logs.All())
-	}
-	// The same file changed beyond 500 KiB and cut in the middle of its
-	// last line: the change is not seen in the rules, but the cut is.
-	app.set(200, body+"Disallow: /more/\nDisallow: /cu")
-	s.refresh(context.Background())
-	if logs.FilterMessageSnippet("it looks cut short").Len() != 1 {
-		t.Errorf("a large file cut short was not refused: %v", logs.All())
 	}
 }
 
 // TestUpstreamSlowStart: an application that does not answer holds up
-// Provision for firstFetchWait at most; no rules apply until it answers.
+// Provision for source.FirstFetchWait at most; no rules apply until it answers.
 func TestUpstreamSlowStart(t *testing.T) {
 	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
 	app.mu.Lock()
@@ -416,14 +176,14 @@ func TestUpstreamSlowStart(t *testing.T) {
 	h := provisionUpstream(t, `{"robots": "`+app.url()+`", "verify": {"disabled": true}}`)
 	took := time.Since(start)
 	t.Logf("Provision returned after %v", took)
-	if took < firstFetchWait || took > firstFetchWait+5*time.Second {
-		t.Errorf("Provision took %v, want about %v", took, firstFetchWait)
+	if took < source.FirstFetchWait || took > source.FirstFetchWait+5*time.Second {
+		t.Errorf("Provision took %v, want about %v", took, source.FirstFetchWait)
 	}
-	if !h.source.snapshot().missing {
+	if !h.source.Snapshot().Missing {
 		t.Error("rules before the first fetch answered")
 	}
 	eventually(t, "the slow first fetch", 10*time.Second, func() bool {
-		return !h.source.snapshot().policy.Match([]string{"examplebot"}, "/private/x").Allowed
+		return !h.source.Snapshot().Policy.Match([]string{"examplebot"}, "/private/x").Allowed
 	})
 }
 
@@ -454,11 +214,11 @@ func TestUpstreamHandler(t *testing.T) {
 	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
 	h := provisionUpstream(t, `{"robots": "`+app.url()+`", "robots_host": "www.example.com", "robots_headers": {"x-forwarded-proto": "https"},
 		"traps": ["/trap/"], "sitemaps": ["https://www.example.com/sitemap.xml"], "verify": {"disabled": true}}`)
-	snap := h.source.snapshot()
-	if snap.missing || snap.policy.Match([]string{"examplebot"}, "/private/x").Allowed {
+	snap := h.source.Snapshot()
+	if snap.Missing || snap.Policy.Match([]string{"examplebot"}, "/private/x").Allowed {
 		t.Fatal("the rules were not fetched at start")
 	}
-	served := string(snap.served)
+	served := string(snap.Served)
 	for _, want := range []string{"Disallow: /private/", "Disallow: /trap/", "Sitemap: https://www.example.com/sitemap.xml"} {
 		if !strings.Contains(served, want) {
 			t.Errorf("served robots.txt lacks %q:\n%s", want, served)
@@ -481,19 +241,19 @@ func TestUpstreamCarriedAcrossReloads(t *testing.T) {
 	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
 	cfg := `{"robots": "` + app.url() + `", "robots_refresh": "1s", "verify": {"disabled": true}}`
 	old := provisionUpstream(t, cfg)
-	if old.source.snapshot().policy.Match([]string{"examplebot"}, "/private/x").Allowed {
+	if old.source.Snapshot().Policy.Match([]string{"examplebot"}, "/private/x").Allowed {
 		t.Fatal("no rules at start")
 	}
 	app.down()
 	start := time.Now()
 	next := provisionUpstream(t, `{"robots": "`+app.url()+`", "robots_refresh": "1s", "strikes": 9, "verify": {"disabled": true}}`)
 	took := time.Since(start)
-	if next.source.snapshot().missing || next.source.snapshot().policy.Match([]string{"examplebot"}, "/private/x").Allowed {
+	if next.source.Snapshot().Missing || next.source.Snapshot().Policy.Match([]string{"examplebot"}, "/private/x").Allowed {
 		t.Fatal("the reload dropped the rules while the application was down")
 	}
 	t.Logf("the reload provisioned in %v with the carried rules", took)
 	other := provisionUpstream(t, `{"robots": "`+app.url()+`", "robots_host": "other.example", "verify": {"disabled": true}}`)
-	if !other.source.snapshot().missing {
+	if !other.source.Snapshot().Missing {
 		t.Error("a config with another Host got the carried rules")
 	}
 	_ = old.Cleanup()
@@ -501,9 +261,9 @@ func TestUpstreamCarriedAcrossReloads(t *testing.T) {
 	app.set(200, "User-agent: *\nDisallow: /drafts/\n")
 	app.up()
 	eventually(t, "the new config's refresh", 10*time.Second, func() bool {
-		return !next.source.snapshot().policy.Match([]string{"examplebot"}, "/drafts/x").Allowed
+		return !next.source.Snapshot().Policy.Match([]string{"examplebot"}, "/drafts/x").Allowed
 	})
-	key := carriedKey(app.url(), "", nil)
+	key := source.Key(app.url(), "", nil)
 	if n, ok := carriedPool.References(key); !ok || n != 1 {
 		t.Errorf("carried references %d %v, want 1", n, ok)
 	}
@@ -557,47 +317,6 @@ func TestUpstreamNoLeaks(t *testing.T) {
 	t.Logf("20 handlers: goroutines %d -> %d", g0, g1)
 	if g1 > g0+5 {
 		t.Errorf("goroutines grew from %d to %d", g0, g1)
-	}
-}
-
-// TestLoadRobots: the loader the commands use reads a file or fetches a
-// URL once, as the handler does: nil for no rules, an error where a
-// handler would keep the rules it had.
-func TestLoadRobots(t *testing.T) {
-	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
-	ctx := context.Background()
-	data, from, err := loadRobots(ctx, &Handler{Robots: app.url(), RobotsHost: "www.example.com"})
-	if err != nil || string(data) != "User-agent: *\nDisallow: /private/\n" || !strings.Contains(from, "HTTP 200") {
-		t.Errorf("URL: %q, %s, %v", data, from, err)
-	}
-	if _, host := app.lastRequest(); host != "www.example.com" {
-		t.Errorf("fetched with Host %q", host)
-	}
-	app.set(404, "")
-	if data, from, err := loadRobots(ctx, &Handler{Robots: app.url()}); err != nil || data != nil || !strings.HasSuffix(from, "(HTTP 404 Not Found): no rules") {
-		t.Errorf("404: %q, %s, %v", data, from, err)
-	}
-	app.set(503, "")
-	if _, _, err := loadRobots(ctx, &Handler{Robots: app.url()}); err == nil || !strings.Contains(err.Error(), "HTTP 503") {
-		t.Errorf("503: %v", err)
-	}
-	app.down()
-	if _, _, err := loadRobots(ctx, &Handler{Robots: app.url()}); err == nil || !strings.Contains(err.Error(), "connection refused") {
-		t.Errorf("down: %v", err)
-	}
-	path := t.TempDir() + "/robots.txt"
-	writeFile(t, path, "User-agent: *\nDisallow: /x\n")
-	if data, from, err := loadRobots(ctx, &Handler{Robots: path}); err != nil || string(data) != "User-agent: *\nDisallow: /x\n" || from != path {
-		t.Errorf("file: %q, %s, %v", data, from, err)
-	}
-	if _, _, err := loadRobots(ctx, &Handler{Robots: path + ".missing"}); err == nil || !strings.Contains(err.Error(), "no such file") {
-		t.Errorf("missing file: %v", err)
-	}
-	if data, _, err := loadRobots(ctx, &Handler{}); data != nil || err != nil {
-		t.Errorf("no robots option: %q, %v", data, err)
-	}
-	if _, _, err := loadRobots(ctx, &Handler{Robots: "http://127.0.0.1:3000/robots.txt", RobotsHeaders: map[string]string{"Host": "x"}}); err == nil {
-		t.Error("a bad header was accepted")
 	}
 }
 

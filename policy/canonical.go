@@ -181,6 +181,18 @@ func (p *Policy) Canonical(tokens []string, scheme, host, target string) (canoni
 	return newScheme + "://" + newHost + canonicalTarget, canonicalTarget, changed
 }
 
+// RelativeRef returns the relative reference to a canonical target (as
+// Canonical returns it), for the Link header and redirects where
+// robots.txt names no Domain: the request's Host header, which any client
+// sets, is never echoed into a response that a shared cache may keep.
+func RelativeRef(target string) string {
+	if strings.HasPrefix(target, "//") || strings.HasPrefix(target, "/\\") {
+		// "//x/" alone would be read as a host; "/./" keeps it a path.
+		return "/." + target
+	}
+	return target
+}
+
 // mergeQueryRules overlays a group's rules on the file-wide ones.
 func mergeQueryRules(global, group queryRules) queryRules {
 	out := queryRules{set: true, dropRest: global.dropRest, params: map[string]queryRule{}}

@@ -72,3 +72,20 @@ func TestCanonicalLint(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativeRef: a canonical target is its own relative reference,
+// except one that a client would read as naming a host ("//x", "/\x"),
+// which "/./" keeps a path.
+func TestRelativeRef(t *testing.T) {
+	for _, tc := range []struct{ target, want string }{
+		{"/page.html?x=2", "/page.html?x=2"},
+		{"/a//b", "/a//b"},
+		{"//evil.example/x", "/.//evil.example/x"},
+		{`/\evil.example/x`, `/./\evil.example/x`},
+		{"/", "/"},
+	} {
+		if got := RelativeRef(tc.target); got != tc.want {
+			t.Errorf("RelativeRef(%q) = %q, want %q", tc.target, got, tc.want)
+		}
+	}
+}

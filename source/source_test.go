@@ -1,4 +1,4 @@
-package caddymodule
+package source
 
 import (
 	"context"
@@ -7,33 +7,66 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/robotsguard/robotsguard/policy"
 )
 
-func newTestSource(t *testing.T, path string) (*source, *observer.ObservedLogs) {
+func newTestSource(t *testing.T, path string) (*Source, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zap.InfoLevel)
-	m, err := newMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSource(path, func(*policy.Robots) {}, zap.New(core), m)
-	t.Cleanup(s.close)
+	c := &testCounters{}
+	s := New(path, Options{Additions: func(*policy.Robots) {}, Logger: zap.New(core), Counters: c.counters()})
+	testCountersOf.Store(s, c)
+	t.Cleanup(s.Close)
 	return s, logs
 }
 
-func allowedBy(s *source, target string) bool {
-	return s.snapshot().policy.Match([]string{"examplebot"}, target).Allowed
+// testCounters counts what a Source records, as the handler's metrics do:
+// "reload:<result>", "fetch:<result>", "missing" and "unreachable".
+type testCounters struct {
+	mu sync.Mutex
+	n  map[string]float64
+}
+
+var testCountersOf sync.Map // *Source -> *testCounters
+
+func (c *testCounters) add(key string, delta float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]float64{}
+	}
+	c.n[key] += delta
+}
+
+func (c *testCounters) counters() Counters {
+	return Counters{
+		Reload:      func(result string) { c.add("reload:"+result, 1) },
+		Fetch:       func(result string) { c.add("fetch:"+result, 1) },
+		Missing:     func(delta int) { c.add("missing", float64(delta)) },
+		Unreachable: func(delta int) { c.add("unreachable", float64(delta)) },
+	}
+}
+
+// counted returns what s counted under key.
+func counted(s *Source, key string) float64 {
+	v, _ := testCountersOf.Load(s)
+	c := v.(*testCounters)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[key]
+}
+
+func allowedBy(s *Source, target string) bool {
+	return s.Snapshot().Policy.Match([]string{"examplebot"}, target).Allowed
 }
 
 // eventually waits for cond, polling, within a generous limit; it returns
@@ -52,7 +85,7 @@ func eventually(t *testing.T, what string, limit time.Duration, cond func() bool
 
 // guardWhile checks, every millisecond until stop is closed, that target
 // stays disallowed; it returns how many checks failed.
-func guardWhile(s *source, target string, stop <-chan struct{}) <-chan int {
+func guardWhile(s *Source, target string, stop <-chan struct{}) <-chan int {
 	out := make(chan int, 1)
 	go func() {
 		fails := 0
@@ -86,17 +119,17 @@ func TestSourceMissingAtStart(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "robots.txt")
 	s, logs := newTestSource(t, path)
-	s.load()
+	s.Load()
 	if !allowedBy(s, "/private") {
 		t.Error("missing robots.txt should allow everything")
 	}
 	if logs.FilterMessageSnippet("robots.txt not found").Len() != 1 {
 		t.Errorf("no warning for a missing file: %v", logs.All())
 	}
-	if got := testutil.ToFloat64(s.metrics.missing); got != 1 {
+	if got := counted(s, "missing"); got != 1 {
 		t.Errorf("robots_missing = %v, want 1", got)
 	}
-	if got := testutil.ToFloat64(s.metrics.reloads.WithLabelValues("missing")); got != 1 {
+	if got := counted(s, "reload:missing"); got != 1 {
 		t.Errorf(`policy_reloads_total{result="missing"} = %v, want 1`, got)
 	}
 	s.remindMissing(time.Now().Add(10 * time.Second))
@@ -106,11 +139,11 @@ func TestSourceMissingAtStart(t *testing.T) {
 		t.Errorf("reminders after a minute: %d, want 1", n)
 	}
 	writeFile(t, path, "User-agent: *\nDisallow: /private\n")
-	s.load()
+	s.Load()
 	if allowedBy(s, "/private") {
 		t.Error("the file that appeared was not installed at once")
 	}
-	if got := testutil.ToFloat64(s.metrics.missing); got != 0 {
+	if got := counted(s, "missing"); got != 0 {
 		t.Errorf("robots_missing = %v after the file appeared, want 0", got)
 	}
 	if logs.FilterMessageSnippet("robots.txt found again").Len() != 1 {
@@ -125,15 +158,15 @@ func TestSourceRemovedLater(t *testing.T) {
 	path := filepath.Join(dir, "robots.txt")
 	writeFile(t, path, "User-agent: *\nDisallow: /x\n")
 	s, logs := newTestSource(t, path)
-	s.load()
+	s.Load()
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	s.load()
+	s.Load()
 	if allowedBy(s, "/x") {
 		t.Error("a removed robots.txt dropped the rules")
 	}
-	if logs.FilterMessageSnippet("keeping the last good rules until it appears").Len() != 1 || testutil.ToFloat64(s.metrics.missing) != 1 {
+	if logs.FilterMessageSnippet("keeping the last good rules until it appears").Len() != 1 || counted(s, "missing") != 1 {
 		t.Errorf("removal not reported: %v", logs.All())
 	}
 }
@@ -146,7 +179,7 @@ func TestSourceInvalid(t *testing.T) {
 	writeFile(t, path, "\n\n<html><body>oops</body></html>")
 	s, logs := newTestSource(t, path)
 	s.settle = 20 * time.Millisecond
-	s.load()
+	s.Load()
 	if !allowedBy(s, "/x") {
 		t.Error("an invalid file at start should give no rules")
 	}
@@ -155,12 +188,12 @@ func TestSourceInvalid(t *testing.T) {
 		t.Errorf("error log: %+v", entries)
 	}
 	writeFile(t, path, "User-agent: *\nDisallow: /x\n")
-	s.load()
+	s.Load()
 	if allowedBy(s, "/x") {
 		t.Fatal("good file not installed at once while no rules were in force")
 	}
 	writeFile(t, path, "\x00\x01\x02binary\n")
-	s.load()
+	s.Load()
 	eventually(t, "the binary edit reported", 5*time.Second, func() bool {
 		return logs.FilterMessageSnippet("robots.txt is invalid").Len() == 2
 	})
@@ -200,8 +233,8 @@ func TestSourceNotRegular(t *testing.T) {
 // policy.
 func TestSourceUnreadableAtStart(t *testing.T) {
 	s, logs := newTestSource(t, t.TempDir())
-	s.load()
-	if s.snapshot() == nil || !allowedBy(s, "/x") {
+	s.Load()
+	if s.Snapshot() == nil || !allowedBy(s, "/x") {
 		t.Fatal("no policy installed for an unreadable file")
 	}
 	if logs.FilterMessageSnippet("reading robots.txt failed").Len() != 1 {
@@ -230,10 +263,10 @@ func TestSourceConfigMapFlip(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := newTestSource(t, path)
-	s.load()
+	s.Load()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := s.watch(ctx); err != nil {
+	if err := s.Watch(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if allowedBy(s, "/one") {
@@ -268,10 +301,10 @@ func TestSourcePausedWriter(t *testing.T) {
 	path := filepath.Join(dir, "robots.txt")
 	writeFile(t, path, "User-agent: *\nDisallow: /private/\n")
 	s, logs := newTestSource(t, path) // the default settle time
-	s.load()
+	s.Load()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := s.watch(ctx); err != nil {
+	if err := s.Watch(ctx); err != nil {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
@@ -316,15 +349,15 @@ func TestSourceSettleIsOneMechanism(t *testing.T) {
 	writeFile(t, path, rules)
 	s, _ := newTestSource(t, path)
 	s.settle = 300 * time.Millisecond
-	s.load()
+	s.Load()
 
 	writeFile(t, path, "")
-	s.load()
+	s.Load()
 	if allowedBy(s, "/x") {
 		t.Fatal("an empty read replaced the rules at once")
 	}
 	writeFile(t, path, rules)
-	s.load()
+	s.Load()
 	time.Sleep(s.settle + 300*time.Millisecond)
 	if allowedBy(s, "/x") {
 		t.Fatal("the scheduled load installed an empty file that was rewritten")
@@ -332,7 +365,7 @@ func TestSourceSettleIsOneMechanism(t *testing.T) {
 
 	writeFile(t, path, "")
 	start := time.Now()
-	s.load()
+	s.Load()
 	eventually(t, "a file left empty believed", emptySettle*s.settle+5*time.Second, func() bool { return allowedBy(s, "/x") })
 	if waited := time.Since(start); waited < emptySettle*s.settle {
 		t.Errorf("empty file believed after %v, before %v", waited, emptySettle*s.settle)
@@ -348,10 +381,10 @@ func TestSourceStorm(t *testing.T) {
 	writeFile(t, path, "User-agent: *\nDisallow: /private/\n")
 	s, logs := newTestSource(t, path)
 	s.settle = 200 * time.Millisecond
-	s.load()
+	s.Load()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := s.watch(ctx); err != nil {
+	if err := s.Watch(ctx); err != nil {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
@@ -394,10 +427,10 @@ func TestSourceCutShort(t *testing.T) {
 	writeFile(t, path, privateRobots)
 	s, logs := newTestSource(t, path)
 	s.settle = 100 * time.Millisecond
-	s.load()
+	s.Load()
 	next := privateRobots + "Disallow: /new/\n"
 	writeFile(t, path, next[:strings.Index(next, "Disallow: /private/")+12]) // "Disallow: /p"
-	s.load()
+	s.Load()
 	eventually(t, "the cut file reported", 5*time.Second, func() bool {
 		return logs.FilterMessageSnippet("it looks cut short").Len() == 1
 	})
@@ -405,11 +438,11 @@ func TestSourceCutShort(t *testing.T) {
 	if allowedBy(s, "/private/x") || logs.FilterMessageSnippet("it looks cut short").Len() != 1 {
 		t.Fatal("a file cut short replaced the rules, or was reported more than once")
 	}
-	if got := testutil.ToFloat64(s.metrics.reloads.WithLabelValues("incomplete")); got != 1 {
+	if got := counted(s, "reload:incomplete"); got != 1 {
 		t.Errorf(`policy_reloads_total{result="incomplete"} = %v, want 1`, got)
 	}
 	writeFile(t, path, next)
-	s.load()
+	s.Load()
 	eventually(t, "the completed file installed", 5*time.Second, func() bool { return !allowedBy(s, "/new/x") })
 	if allowedBy(s, "/private/x") {
 		t.Error("the completed file lost /private/")
@@ -429,10 +462,10 @@ func TestSourceFullDisk(t *testing.T) {
 	writeFile(t, path, privateRobots)
 	s, logs := newTestSource(t, path)
 	s.settle = 100 * time.Millisecond
-	s.load()
+	s.Load()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := s.watch(ctx); err != nil {
+	if err := s.Watch(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// 12 KiB of rules, /private/ last, on an 8 KiB disk.
@@ -470,7 +503,7 @@ func TestSourceLarge(t *testing.T) {
 	b.WriteString("Disallow: /late/\n")
 	writeFile(t, path, b.String())
 	s, logs := newTestSource(t, path)
-	s.load()
+	s.Load()
 	if allowedBy(s, "/early/x") || !allowedBy(s, "/late/x") {
 		t.Error("a 20 MiB file: the rules of its first 500 KiB should apply, and only those")
 	}
@@ -530,14 +563,14 @@ func TestSourceRewatch(t *testing.T) {
 	writeFile(t, path, "User-agent: *\nDisallow: /one/\n")
 	s, logs := newTestSource(t, path)
 	s.settle = 50 * time.Millisecond
-	s.load()
+	s.Load()
 	watchCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := s.watch(watchCtx); err != nil {
+	if err := s.Watch(watchCtx); err != nil {
 		t.Fatal(err)
 	}
 	pollCtx, stopPoll := context.WithCancel(context.Background())
-	go s.poll(pollCtx, 100*time.Millisecond)
+	go s.Poll(pollCtx, 100*time.Millisecond)
 
 	if err := os.Rename(dir, dir+".old"); err != nil {
 		t.Fatal(err)
