@@ -54,8 +54,8 @@ func errAtLeast(least, n int) error      { return fmt.Errorf("must be at least %
 type settings struct {
 	engine  enforce.Config
 	blocked []uaclass.Class
-	index   indexRules
-	usage   usageHeaders
+	index   policy.RobotsTagRules
+	usage   policy.UsageRules
 	// verify is nil when verification is off.
 	verify *uaclass.VerifierOptions
 	// webBotAuth is nil when web_bot_auth is not configured.
@@ -266,19 +266,19 @@ func (h *Handler) checkConfig() (*settings, error) {
 		return nil, bad("log_repeats", "%v is not an interval between 0 (log every request) and %v", s.logRepeats, maxLogRepeats)
 	}
 	for i, r := range h.XRobotsTags {
-		c, err := compileIndexRule(r)
+		c, err := policy.CompileRobotsTagRule(r.Pattern, r.Agent, r.Directives)
 		if err != nil {
 			return nil, &configError{fmt.Sprintf("x_robots_tags[%d]", i), err}
 		}
 		s.index = append(s.index, c)
 	}
-	mode, err := parseUsageMode(h.ContentUsage)
+	mode, err := enforce.ParseUsageMode(h.ContentUsage)
 	if err != nil {
 		return nil, &configError{"content_usage", err}
 	}
 	cfg.ContentUsage = mode
 	for i, u := range h.ContentUsageHeaders {
-		c, err := compileUsageHeader(u)
+		c, err := policy.CompileUsageRule(u.Pattern, u.Preferences)
 		if err != nil {
 			return nil, &configError{fmt.Sprintf("content_usage_headers[%d]", i), err}
 		}
