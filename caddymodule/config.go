@@ -3,10 +3,8 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/netip"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/uaclass"
 	"github.com/robotsguard/robotsguard/upstream"
 )
@@ -59,7 +58,7 @@ type settings struct {
 	// verify is nil when verification is off.
 	verify *uaclass.VerifierOptions
 	// webBotAuth is nil when web_bot_auth is not configured.
-	webBotAuth *webBotAuthSettings
+	webBotAuth *signature.Config
 	// fetcher fetches a robots URL; nil for a file.
 	fetcher *upstream.Fetcher
 	// logRepeats is LogRepeats resolved; 0 logs every decision.
@@ -113,7 +112,7 @@ func (h *Handler) checkConfig() (*settings, error) {
 	}
 	cfg.Traps = h.Traps
 	for i, u := range h.Sitemaps {
-		if err := checkSitemap(u); err != nil {
+		if err := policy.CheckSitemap(u); err != nil {
 			return nil, &configError{fmt.Sprintf("sitemaps[%d]", i), err}
 		}
 	}
@@ -196,7 +195,7 @@ func (h *Handler) checkConfig() (*settings, error) {
 	cfg.AllowImpostors = h.AllowImpostors
 	cfg.UserTriggeredSkipGlobal = h.UserTriggeredSkipGlobal
 	for i, a := range h.AllowIPs {
-		p, err := parsePrefix(a)
+		p, err := uaclass.ParsePrefix(a)
 		if err != nil {
 			return nil, &configError{fmt.Sprintf("allow_ips[%d]", i), err}
 		}
@@ -351,19 +350,6 @@ func (h *Handler) checkRobots(s *settings) error {
 	return nil
 }
 
-// checkSitemap checks a Sitemap URL: absolute http(s), and nothing that
-// would break the line it is written on.
-func checkSitemap(u string) error {
-	if strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return fmt.Errorf("%q contains white space or control characters", u)
-	}
-	p, err := url.Parse(u)
-	if err != nil || p.Host == "" || p.Scheme != "http" && p.Scheme != "https" {
-		return fmt.Errorf("%q is not an absolute http(s) URL", u)
-	}
-	return nil
-}
-
 // verifierOptions checks the verify block and reads its range files.
 func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
 	opts := &uaclass.VerifierOptions{Ranges: map[string][]netip.Prefix{}}
@@ -391,43 +377,13 @@ func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
 		if t == "" {
 			return nil, bad(path, "%q is not a product token", tok)
 		}
-		prefixes, err := loadRanges(file)
+		prefixes, err := uaclass.LoadRanges(file, maxRangesFile)
 		if err != nil {
 			return nil, &configError{path, err}
 		}
 		opts.Ranges[t] = prefixes
 	}
 	return opts, nil
-}
-
-// loadRanges reads a file of IP ranges, at most maxRangesFile bytes of a
-// regular file, so that a wrong path (a device, a FIFO, a huge file) cannot
-// hang or exhaust the config load.
-func loadRanges(file string) ([]netip.Prefix, error) {
-	st, err := os.Stat(file)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", file)
-	}
-	if st.Size() > maxRangesFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes", file, maxRangesFile)
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxRangesFile))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %v", file, err)
-	}
-	prefixes, err := uaclass.ParseRanges(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
-	}
-	return prefixes, nil
 }
 
 // unwrapPathError turns "open /x: no such file or directory" into
@@ -438,20 +394,4 @@ func unwrapPathError(err error) error {
 		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
 	}
 	return err
-}
-
-// parsePrefix reads a CIDR or a single IP.
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return p, fmt.Errorf("invalid IP range %q", s)
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("invalid IP %q", s)
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
