@@ -370,19 +370,15 @@ func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
 		}
 		*d.to = time.Duration(d.v)
 	}
-	for _, tok := range slices.Sorted(maps.Keys(v.Ranges)) {
-		file := v.Ranges[tok]
-		path := "verify.ranges." + tok
-		t := policy.ProductToken(tok)
-		if t == "" {
-			return nil, bad(path, "%q is not a product token", tok)
+	ranges, err := uaclass.ReadRanges(v.Ranges, maxRangesFile)
+	if err != nil {
+		var te *uaclass.TokenError
+		if errors.As(err, &te) {
+			return nil, &configError{"verify.ranges." + te.Token, te.Err}
 		}
-		prefixes, err := uaclass.LoadRanges(file, maxRangesFile)
-		if err != nil {
-			return nil, &configError{path, err}
-		}
-		opts.Ranges[t] = prefixes
+		return nil, &configError{"verify.ranges", err}
 	}
+	opts.Ranges = ranges
 	return opts, nil
 }
 

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
+
+	"github.com/robotsguard/robotsguard/policy"
 )
 
 // LoadRanges reads a file of IP ranges in the "prefixes" format that Google
@@ -42,6 +46,38 @@ func LoadRanges(path string, maxSize int64) ([]netip.Prefix, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return prefixes, nil
+}
+
+// TokenError is a range file that cannot be loaded: Token is the crawler's
+// product token as the configuration names it.
+type TokenError struct {
+	Token string
+	Err   error
+}
+
+func (e *TokenError) Error() string { return e.Token + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *TokenError) Unwrap() error { return e.Err }
+
+// ReadRanges loads the range file of each crawler (product token -> file,
+// each at most maxSize bytes; see [LoadRanges]), in the order of the
+// tokens, and returns the ranges by normalised product token, as
+// [VerifierOptions].Ranges wants them. Its errors are *TokenError.
+func ReadRanges(files map[string]string, maxSize int64) (map[string][]netip.Prefix, error) {
+	ranges := map[string][]netip.Prefix{}
+	for _, tok := range slices.Sorted(maps.Keys(files)) {
+		t := policy.ProductToken(tok)
+		if t == "" {
+			return nil, &TokenError{tok, fmt.Errorf("%q is not a product token", tok)}
+		}
+		prefixes, err := LoadRanges(files[tok], maxSize)
+		if err != nil {
+			return nil, &TokenError{tok, err}
+		}
+		ranges[t] = prefixes
+	}
+	return ranges, nil
 }
 
 // unwrapPathError turns "open /x: no such file or directory" into

@@ -1,8 +1,10 @@
 package uaclass
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +46,33 @@ func TestParsePrefix(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("ParsePrefix(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestReadRanges: files are read by normalised product token; a bad token
+// or file names the token as given.
+func TestReadRanges(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "gptbot.json")
+	if err := os.WriteFile(file, []byte(`{"prefixes": [{"ipv4Prefix": "20.171.206.0/24"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ranges, err := ReadRanges(map[string]string{"GPTBot": file}, 1<<20)
+	if err != nil || len(ranges["gptbot"]) != 1 {
+		t.Fatalf("ReadRanges = %v, %v", ranges, err)
+	}
+	for _, tc := range []struct {
+		files       map[string]string
+		token, want string
+	}{
+		{map[string]string{"/bad": file}, "/bad", `"/bad" is not a product token`},
+		{map[string]string{"gptbot": dir}, "gptbot", "is not a regular file"},
+	} {
+		_, err := ReadRanges(tc.files, 1<<20)
+		var te *TokenError
+		if !errors.As(err, &te) || te.Token != tc.token || !strings.Contains(te.Err.Error(), tc.want) {
+			t.Errorf("ReadRanges(%v) = %v, want %s: ...%s...", tc.files, err, tc.token, tc.want)
 		}
 	}
 }
