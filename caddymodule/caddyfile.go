@@ -16,6 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
+	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -670,11 +671,12 @@ func (r *optionReader) statusBody(status *int, body *string, path string) error 
 }
 
 // suggest returns " (did you mean 'x'?)" for the option of table nearest
-// to an unknown name, if it is near enough to be a typo.
+// to an unknown name (policy.EditDistance), if it is near enough to be a
+// typo.
 func suggest(name string, table map[string]caddyfileOption) string {
 	best, bestDist := "", 0
 	for _, known := range slices.Sorted(maps.Keys(table)) {
-		if d := editDistance(name, known); best == "" || d < bestDist {
+		if d := policy.EditDistance(name, known); best == "" || d < bestDist {
 			best, bestDist = known, d
 		}
 	}
@@ -682,33 +684,6 @@ func suggest(name string, table map[string]caddyfileOption) string {
 		return ""
 	}
 	return " (did you mean '" + best + "'?)"
-}
-
-// editDistance is the number of single-byte insertions, deletions,
-// substitutions and swaps of neighbours that turn a into b (optimal string
-// alignment distance).
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }
 
 // Interface guard

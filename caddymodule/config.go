@@ -3,10 +3,8 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/netip"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/source"
 	"github.com/robotsguard/robotsguard/uaclass"
 	"github.com/robotsguard/robotsguard/upstream"
@@ -55,12 +54,12 @@ func errAtLeast(least, n int) error      { return fmt.Errorf("must be at least %
 type settings struct {
 	engine  enforce.Config
 	blocked []uaclass.Class
-	index   indexRules
-	usage   usageHeaders
+	index   policy.RobotsTagRules
+	usage   policy.UsageRules
 	// verify is nil when verification is off.
 	verify *uaclass.VerifierOptions
 	// webBotAuth is nil when web_bot_auth is not configured.
-	webBotAuth *webBotAuthSettings
+	webBotAuth *signature.Config
 	// fetcher fetches a robots URL; nil for a file.
 	fetcher *upstream.Fetcher
 	// logRepeats is LogRepeats resolved; 0 logs every decision.
@@ -114,7 +113,7 @@ func (h *Handler) checkConfig() (*settings, error) {
 	}
 	cfg.Traps = h.Traps
 	for i, u := range h.Sitemaps {
-		if err := checkSitemap(u); err != nil {
+		if err := policy.CheckSitemap(u); err != nil {
 			return nil, &configError{fmt.Sprintf("sitemaps[%d]", i), err}
 		}
 	}
@@ -197,7 +196,7 @@ func (h *Handler) checkConfig() (*settings, error) {
 	cfg.AllowImpostors = h.AllowImpostors
 	cfg.UserTriggeredSkipGlobal = h.UserTriggeredSkipGlobal
 	for i, a := range h.AllowIPs {
-		p, err := parsePrefix(a)
+		p, err := uaclass.ParsePrefix(a)
 		if err != nil {
 			return nil, &configError{fmt.Sprintf("allow_ips[%d]", i), err}
 		}
@@ -267,19 +266,19 @@ func (h *Handler) checkConfig() (*settings, error) {
 		return nil, bad("log_repeats", "%v is not an interval between 0 (log every request) and %v", s.logRepeats, maxLogRepeats)
 	}
 	for i, r := range h.XRobotsTags {
-		c, err := compileIndexRule(r)
+		c, err := policy.CompileRobotsTagRule(r.Pattern, r.Agent, r.Directives)
 		if err != nil {
 			return nil, &configError{fmt.Sprintf("x_robots_tags[%d]", i), err}
 		}
 		s.index = append(s.index, c)
 	}
-	mode, err := parseUsageMode(h.ContentUsage)
+	mode, err := enforce.ParseUsageMode(h.ContentUsage)
 	if err != nil {
 		return nil, &configError{"content_usage", err}
 	}
 	cfg.ContentUsage = mode
 	for i, u := range h.ContentUsageHeaders {
-		c, err := compileUsageHeader(u)
+		c, err := policy.CompileUsageRule(u.Pattern, u.Preferences)
 		if err != nil {
 			return nil, &configError{fmt.Sprintf("content_usage_headers[%d]", i), err}
 		}
@@ -352,19 +351,6 @@ func (h *Handler) checkRobots(s *settings) error {
 	return nil
 }
 
-// checkSitemap checks a Sitemap URL: absolute http(s), and nothing that
-// would break the line it is written on.
-func checkSitemap(u string) error {
-	if strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return fmt.Errorf("%q contains white space or control characters", u)
-	}
-	p, err := url.Parse(u)
-	if err != nil || p.Host == "" || p.Scheme != "http" && p.Scheme != "https" {
-		return fmt.Errorf("%q is not an absolute http(s) URL", u)
-	}
-	return nil
-}
-
 // verifierOptions checks the verify block and reads its range files.
 func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
 	opts := &uaclass.VerifierOptions{Ranges: map[string][]netip.Prefix{}}
@@ -385,50 +371,16 @@ func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
 		}
 		*d.to = time.Duration(d.v)
 	}
-	for _, tok := range slices.Sorted(maps.Keys(v.Ranges)) {
-		file := v.Ranges[tok]
-		path := "verify.ranges." + tok
-		t := policy.ProductToken(tok)
-		if t == "" {
-			return nil, bad(path, "%q is not a product token", tok)
+	ranges, err := uaclass.ReadRanges(v.Ranges, maxRangesFile)
+	if err != nil {
+		var te *uaclass.TokenError
+		if errors.As(err, &te) {
+			return nil, &configError{"verify.ranges." + te.Token, te.Err}
 		}
-		prefixes, err := loadRanges(file)
-		if err != nil {
-			return nil, &configError{path, err}
-		}
-		opts.Ranges[t] = prefixes
+		return nil, &configError{"verify.ranges", err}
 	}
+	opts.Ranges = ranges
 	return opts, nil
-}
-
-// loadRanges reads a file of IP ranges, at most maxRangesFile bytes of a
-// regular file, so that a wrong path (a device, a FIFO, a huge file) cannot
-// hang or exhaust the config load.
-func loadRanges(file string) ([]netip.Prefix, error) {
-	st, err := os.Stat(file)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", file)
-	}
-	if st.Size() > maxRangesFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes", file, maxRangesFile)
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxRangesFile))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %v", file, err)
-	}
-	prefixes, err := uaclass.ParseRanges(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
-	}
-	return prefixes, nil
 }
 
 // unwrapPathError turns "open /x: no such file or directory" into
@@ -439,20 +391,4 @@ func unwrapPathError(err error) error {
 		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
 	}
 	return err
-}
-
-// parsePrefix reads a CIDR or a single IP.
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return p, fmt.Errorf("invalid IP range %q", s)
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("invalid IP %q", s)
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }

@@ -311,8 +311,8 @@ type Handler struct {
 	fleet                      *redisstore.Store // the zone's Redis store, or nil
 	storeMetrics               *storeMetrics
 	blocked                    []uaclass.Class
-	index                      indexRules
-	usage                      usageHeaders
+	index                      policy.RobotsTagRules
+	usage                      policy.UsageRules
 	tarpit                     chan struct{} // a semaphore of TarpitMax held requests
 	unloaded                   <-chan struct{}
 	cancel                     func()
@@ -573,12 +573,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 	}
 	if len(h.index) > 0 {
-		if add := h.index.forTarget(normal); add != nil {
+		if add := h.index.ForTarget(normal); add != nil {
 			w = &robotsTagWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
 		}
 	}
 	if len(h.usage) > 0 {
-		if add, ok := h.usage.forTarget(normal); ok {
+		if add, ok := h.usage.ForTarget(normal); ok {
 			w = &contentUsageWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -97,52 +96,41 @@ func (p *pooledStore) Destruct() error {
 // fleetStores holds the Redis stores in use, by zone and settings.
 var fleetStores = caddy.NewUsagePool()
 
-// settings checks the module's values and returns them resolved.
-func (rs *RedisStore) settings() (url string, timeout time.Duration, onError redisstore.OnError, err error) {
-	url = caddy.NewReplacer().ReplaceAll(rs.URL, "")
+// settings checks the module's values (redisstore.Config.Check) and
+// returns them resolved. Its errors are *configError.
+func (rs *RedisStore) settings() (redisstore.Settings, error) {
+	url := caddy.NewReplacer().ReplaceAll(rs.URL, "")
 	if url == "" {
-		return "", 0, 0, bad("store.url", "no Redis URL (e.g. store redis redis://127.0.0.1:6379)")
+		return redisstore.Settings{}, bad("store.url", "no Redis URL (e.g. store redis redis://127.0.0.1:6379)")
 	}
-	timeout = time.Duration(rs.Timeout)
-	if timeout < 0 {
-		return "", 0, 0, &configError{"store.timeout", errAboveZero(timeout)}
+	if rs.Timeout < 0 {
+		return redisstore.Settings{}, &configError{"store.timeout", errAboveZero(time.Duration(rs.Timeout))}
 	}
-	if timeout == 0 {
-		timeout = redisstore.DefaultTimeout
+	s, err := redisstore.Config{URL: url, KeyPrefix: rs.KeyPrefix, Timeout: time.Duration(rs.Timeout), OnError: rs.OnError}.Check()
+	if fe := (*redisstore.FieldError)(nil); errors.As(err, &fe) {
+		return s, &configError{"store." + fe.Field, fe.Err}
 	}
-	if onError, err = redisstore.ParseOnError(rs.OnError); err != nil {
-		return "", 0, 0, &configError{"store.on_error", err}
-	}
-	if strings.ContainsAny(rs.KeyPrefix, "{}") {
-		return "", 0, 0, bad("store.key_prefix", "%q has a brace, which would change the keys' cluster hash slots", rs.KeyPrefix)
-	}
-	c, err := redisstore.Open(url, timeout)
-	if err != nil {
-		// Do not echo a URL that may carry a password.
-		return "", 0, 0, bad("store.url", "%v", err)
-	}
-	_ = c.Close()
-	return url, timeout, onError, nil
+	return s, err
 }
 
 // join implements storeJoiner: it joins the pooled store of the handler's
 // zone and settings, creating it (without waiting for Redis) if need be,
 // with the zone's in-process store as the local one.
 func (rs *RedisStore) join(h *Handler) (*redisstore.Store, error) {
-	url, timeout, onError, err := rs.settings()
+	set, err := rs.settings()
 	if err != nil {
 		return nil, err
 	}
 	ttl := time.Duration(h.StateTTL)
-	key := strings.Join([]string{h.Zone, url, rs.KeyPrefix, timeout.String(), onError.String(), ttl.String()}, "\x00")
+	key := set.Key(h.Zone, ttl)
 	v, _, err := fleetStores.LoadOrNew(key, func() (caddy.Destructor, error) {
-		c, err := redisstore.Open(url, timeout)
+		c, err := redisstore.Open(set.URL, set.Timeout)
 		if err != nil {
 			return nil, err
 		}
 		return &pooledStore{zone: h.Zone, client: c, store: redisstore.New(redisstore.Options{
-			Client: c, KeyPrefix: rs.KeyPrefix, Zone: h.Zone, TTL: ttl, Timeout: timeout,
-			OnError: onError, Local: h.shared.store,
+			Client: c, KeyPrefix: set.KeyPrefix, Zone: h.Zone, TTL: ttl, Timeout: set.Timeout,
+			OnError: set.OnError, Local: h.shared.store,
 		})}, nil
 	})
 	if err != nil {
@@ -159,7 +147,7 @@ func (rs *RedisStore) join(h *Handler) (*redisstore.Store, error) {
 		Down: func(err error) {
 			m.setUp(zone, false)
 			log.Warn("the Redis store cannot be reached; deciding without it until it answers again",
-				zap.String("zone", zone), zap.String("on_error", onError.String()), zap.Error(err))
+				zap.String("zone", zone), zap.String("on_error", set.OnError.String()), zap.Error(err))
 		},
 		Up: func() {
 			m.setUp(zone, true)
@@ -226,7 +214,7 @@ func checkStore(raw json.RawMessage) error {
 	if err := caddy.StrictUnmarshalJSON(rest, &rs); err != nil {
 		return bad("store", "%v", err)
 	}
-	_, _, _, err := rs.settings()
+	_, err := rs.settings()
 	return err
 }
 

@@ -1,11 +1,9 @@
 package caddymodule
 
 import (
+	"errors"
 	"fmt"
-	"maps"
 	"net/http"
-	"os"
-	"slices"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -45,28 +43,18 @@ type WebBotAuthConfig struct {
 	NonceCache int `json:"nonce_cache,omitempty"`
 }
 
-// webBotAuth is a handler's signature verification at run time.
+// webBotAuth is a handler's signature verification at run time: the
+// verifier, and the classification of its outcome.
 type webBotAuth struct {
-	verifier   *signature.Verifier
-	dirs       *signature.Directories
+	agents     *signature.Agents
 	classifier *uaclass.Classifier
-	outcomes   *prometheus.CounterVec
 	counters   [4]prometheus.Counter // by signature.Outcome
-}
-
-// webBotAuthSettings is the checked web_bot_auth configuration: the keys
-// read from the pinned files and the verifier's options.
-type webBotAuthSettings struct {
-	pinned map[string]map[string]*signature.Key // agent origin -> keys
-	fetch  bool
-	opts   signature.Options // without Keys and Nonces
-	nonces int
 }
 
 // checkWebBotAuth checks the web_bot_auth block and reads the pinned key
 // files; it is part of checkConfig (nil: not configured). Its errors are
 // *configError.
-func checkWebBotAuth(c *WebBotAuthConfig) (*webBotAuthSettings, error) {
+func checkWebBotAuth(c *WebBotAuthConfig) (*signature.Config, error) {
 	if c == nil {
 		return nil, nil
 	}
@@ -81,88 +69,53 @@ func checkWebBotAuth(c *WebBotAuthConfig) (*webBotAuthSettings, error) {
 	if c.NonceCache < 0 {
 		return nil, &configError{"web_bot_auth.nonce_cache", errAtLeast(1, c.NonceCache)}
 	}
-	s := &webBotAuthSettings{
-		pinned: map[string]map[string]*signature.Key{},
-		fetch:  c.FetchDirectories == nil || *c.FetchDirectories,
-		opts:   signature.Options{MaxValidity: time.Duration(c.MaxValidity), ClockSkew: time.Duration(c.ClockSkew)},
-		nonces: c.NonceCache,
+	pinned, err := signature.ReadPinned(c.TrustedAgents, maxRangesFile)
+	if err != nil {
+		var ae *signature.AgentError
+		if errors.As(err, &ae) {
+			return nil, &configError{"web_bot_auth.trusted_agents." + ae.Agent, ae.Err}
+		}
+		return nil, &configError{"web_bot_auth.trusted_agents", err}
 	}
-	for _, agent := range slices.Sorted(maps.Keys(c.TrustedAgents)) {
-		path := "web_bot_auth.trusted_agents." + agent
-		origin, err := signature.AgentOrigin(agent)
-		if err != nil {
-			return nil, &configError{path, err}
-		}
-		if _, dup := s.pinned[origin]; dup {
-			return nil, bad(path, "%s is already pinned", origin)
-		}
-		keys, err := loadJWKS(c.TrustedAgents[agent])
-		if err != nil {
-			return nil, &configError{path, err}
-		}
-		s.pinned[origin] = keys
-	}
-	return s, nil
+	return &signature.Config{
+		Pinned:      pinned,
+		Fetch:       c.FetchDirectories == nil || *c.FetchDirectories,
+		MaxValidity: time.Duration(c.MaxValidity),
+		ClockSkew:   time.Duration(c.ClockSkew),
+		NonceCache:  c.NonceCache,
+	}, nil
 }
 
-// loadJWKS reads a pinned key file, at most maxRangesFile bytes of a
-// regular file, like the verify ranges files.
-func loadJWKS(file string) (map[string]*signature.Key, error) {
-	st, err := os.Stat(file)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", file)
-	}
-	if st.Size() > maxRangesFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes", file, maxRangesFile)
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	keys, err := signature.ParseJWKS(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
-	}
-	return keys, nil
-}
-
-// newWebBotAuth sets up the verification of signed agents from checked
-// settings (nil: not configured), counting outcomes in m.
-func newWebBotAuth(s *webBotAuthSettings, classifier *uaclass.Classifier, m *metrics) (*webBotAuth, error) {
-	if s == nil {
+// newWebBotAuth sets up the verification of signed agents from a checked
+// configuration (nil: not configured), counting outcomes in m.
+func newWebBotAuth(c *signature.Config, classifier *uaclass.Classifier, m *metrics) (*webBotAuth, error) {
+	if c == nil {
 		return nil, nil
 	}
 	w := &webBotAuth{classifier: classifier}
-	if s.fetch {
-		w.dirs = signature.NewDirectories(signature.DirectoryOptions{})
-	}
-	keys := signature.NewKeyring(w.dirs)
-	for origin, pinned := range s.pinned {
-		if err := keys.Pin(origin, pinned); err != nil {
-			w.close()
-			return nil, fmt.Errorf("robots_guard: web_bot_auth.trusted_agents.%s: %v", origin, err)
-		}
-	}
-	opts := s.opts
-	opts.Keys = keys
-	if s.nonces > 0 {
-		opts.Nonces = signature.NewNonceCache(s.nonces)
-	}
-	w.verifier = signature.NewVerifier(opts)
-	w.outcomes = m.signatures
 	for _, o := range []signature.Outcome{signature.Verified, signature.Invalid, signature.Unverified} {
-		w.counters[o] = w.outcomes.WithLabelValues(o.String())
+		w.counters[o] = m.signatures.WithLabelValues(o.String())
 	}
+	agents, err := signature.NewAgents(c, func(o signature.Outcome) {
+		if int(o) < len(w.counters) && w.counters[o] != nil {
+			w.counters[o].Inc()
+		}
+	})
+	if err != nil {
+		var ae *signature.AgentError
+		if errors.As(err, &ae) {
+			return nil, fmt.Errorf("robots_guard: web_bot_auth.trusted_agents.%s: %v", ae.Agent, ae.Err)
+		}
+		return nil, fmt.Errorf("robots_guard: web_bot_auth: %v", err)
+	}
+	w.agents = agents
 	return w, nil
 }
 
 // close ends the directory fetches in flight. It is nil-safe.
 func (w *webBotAuth) close() {
-	if w != nil && w.dirs != nil {
-		w.dirs.Close()
+	if w != nil {
+		w.agents.Close()
 	}
 }
 
@@ -172,13 +125,10 @@ func (w *webBotAuth) close() {
 // Impostor verdict. A request without signature headers costs nothing. It
 // is nil-safe.
 func (w *webBotAuth) check(r *http.Request, req *enforce.Request) signature.Result {
-	if w == nil || !signature.Signed(r) {
+	if w == nil {
 		return signature.Result{}
 	}
-	res := w.verifier.Verify(r.Context(), r)
-	if int(res.Outcome) < len(w.counters) && w.counters[res.Outcome] != nil {
-		w.counters[res.Outcome].Inc()
-	}
+	res := w.agents.Check(r)
 	switch res.Outcome {
 	case signature.Verified:
 		req.UA = w.classifier.SignedAgent(res.Agent, req.UA)

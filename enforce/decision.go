@@ -170,3 +170,17 @@ func (d *Decision) Enforced() bool {
 func (d *Decision) Noteworthy() bool {
 	return d.Action != Allow || d.Violation || d.Reason == ReasonTrap
 }
+
+// ParseUsageMode reads a content usage mode: "enforce" (or ""), "log" or
+// "off".
+func ParseUsageMode(s string) (UsageMode, error) {
+	switch s {
+	case "", "enforce":
+		return UsageEnforce, nil
+	case "log":
+		return UsageLog, nil
+	case "off":
+		return UsageOff, nil
+	}
+	return 0, fmt.Errorf("unknown mode %q (want enforce, log or off)", s)
+}

@@ -14,6 +14,10 @@
 //     concurrent use.
 //   - [Robots.Generate], which writes a model back as standard robots.txt
 //     text that parses to the same answers.
+//   - [RobotsTagRules] and [UsageRules], the X-Robots-Tag and Content-Usage
+//     response headers a site states for the resources a pattern matches,
+//     with [MergeRobotsTag] and [MergeContentUsage], which add them to a
+//     backend's own headers.
 //
 // The enforcement path is [ParseTarget], which reads a request target once
 // (its normal form and the other spellings a backend serves alike), and

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"bytes"
+	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -112,4 +114,17 @@ var patternEscaper = strings.NewReplacer("#", "%23", " ", "%20", "\t", "%09", "\
 
 func escapePatternText(p string) string {
 	return patternEscaper.Replace(p)
+}
+
+// CheckSitemap checks a Sitemap URL to be generated: absolute http(s), and
+// nothing that would break the line it is written on.
+func CheckSitemap(u string) error {
+	if strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return fmt.Errorf("%q contains white space or control characters", u)
+	}
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" || p.Scheme != "http" && p.Scheme != "https" {
+		return fmt.Errorf("%q is not an absolute http(s) URL", u)
+	}
+	return nil
 }

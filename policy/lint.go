@@ -309,16 +309,17 @@ func likelyTypo(key string) string {
 		if len(s) >= 7 {
 			limit = 2
 		}
-		if d := editDistance(k, strings.ToLower(s)); d > 0 && d <= limit {
+		if d := EditDistance(k, strings.ToLower(s)); d > 0 && d <= limit {
 			return s
 		}
 	}
 	return ""
 }
 
-// editDistance is the optimal string alignment distance of a and b:
-// insertions, deletions, substitutions and swaps of adjacent bytes.
-func editDistance(a, b string) int {
+// EditDistance is the optimal string alignment distance of a and b:
+// insertions, deletions, substitutions and swaps of adjacent bytes. To
+// bound the work, a string longer than 64 bytes is 64 from any other.
+func EditDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 64
 	}

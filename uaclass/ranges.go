@@ -2,25 +2,108 @@ package uaclass
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"net/netip"
 	"os"
+	"slices"
+	"strings"
+
+	"github.com/robotsguard/robotsguard/policy"
 )
 
 // LoadRanges reads a file of IP ranges in the "prefixes" format that Google
 // and OpenAI publish for their crawlers:
 //
 //	{"creationTime": "...", "prefixes": [{"ipv4Prefix": "66.249.64.0/27"}, {"ipv6Prefix": "2001:4860:4801:10::/64"}]}
-func LoadRanges(path string) ([]netip.Prefix, error) {
-	data, err := os.ReadFile(path)
+//
+// It reads at most maxSize bytes of a regular file, so that a wrong path (a
+// device, a FIFO, a huge file) cannot hang or exhaust the config load.
+func LoadRanges(path string, maxSize int64) ([]netip.Prefix, error) {
+	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading IP ranges: %w", err)
+		return nil, unwrapPathError(err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if st.Size() > maxSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxSize)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSize))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %v", path, err)
 	}
 	prefixes, err := ParseRanges(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return prefixes, nil
+}
+
+// TokenError is a range file that cannot be loaded: Token is the crawler's
+// product token as the configuration names it.
+type TokenError struct {
+	Token string
+	Err   error
+}
+
+func (e *TokenError) Error() string { return e.Token + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *TokenError) Unwrap() error { return e.Err }
+
+// ReadRanges loads the range file of each crawler (product token -> file,
+// each at most maxSize bytes; see [LoadRanges]), in the order of the
+// tokens, and returns the ranges by normalised product token, as
+// [VerifierOptions].Ranges wants them. Its errors are *TokenError.
+func ReadRanges(files map[string]string, maxSize int64) (map[string][]netip.Prefix, error) {
+	ranges := map[string][]netip.Prefix{}
+	for _, tok := range slices.Sorted(maps.Keys(files)) {
+		t := policy.ProductToken(tok)
+		if t == "" {
+			return nil, &TokenError{tok, fmt.Errorf("%q is not a product token", tok)}
+		}
+		prefixes, err := LoadRanges(files[tok], maxSize)
+		if err != nil {
+			return nil, &TokenError{tok, err}
+		}
+		ranges[t] = prefixes
+	}
+	return ranges, nil
+}
+
+// unwrapPathError turns "open /x: no such file or directory" into
+// "/x: no such file or directory".
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
+	}
+	return err
+}
+
+// ParsePrefix reads a CIDR (masked) or a single IP (its own prefix).
+func ParsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return p, fmt.Errorf("invalid IP range %q", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("invalid IP %q", s)
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // ParseRanges parses IP ranges in the format of [LoadRanges].

@@ -238,7 +238,7 @@ func TestVerifyRanges(t *testing.T) {
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prefixes, err := LoadRanges(path)
+	prefixes, err := LoadRanges(path, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestVerifyRanges(t *testing.T) {
 			t.Errorf("%s: ParseRanges accepted %s", name, bad)
 		}
 	}
-	if _, err := LoadRanges(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "missing.json") {
+	if _, err := LoadRanges(filepath.Join(dir, "missing.json"), 1<<20); err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Errorf("LoadRanges(missing) = %v", err)
 	}
 }

@@ -1,0 +1,113 @@
+package signature
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Config is a checked Web Bot Auth set-up: the pinned keys and the
+// verifier's limits. A zero limit is the [Verifier]'s default.
+type Config struct {
+	// Pinned are the keys pinned by agent origin, used in place of the
+	// agents' key directories.
+	Pinned map[string]map[string]*Key
+	// Fetch fetches the key directories of agents without pinned keys.
+	Fetch bool
+	// MaxValidity is the longest a signature may be valid.
+	MaxValidity time.Duration
+	// ClockSkew is how far created may lie in the future and expires in
+	// the past.
+	ClockSkew time.Duration
+	// NonceCache, when above zero, remembers this many nonces of verified
+	// signatures and refuses a replay.
+	NonceCache int
+}
+
+// AgentError is a trusted agent whose keys cannot be pinned: Agent is as
+// the configuration names it.
+type AgentError struct {
+	Agent string
+	Err   error
+}
+
+func (e *AgentError) Error() string { return e.Agent + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *AgentError) Unwrap() error { return e.Err }
+
+// ReadPinned reads the JWKS file of each trusted agent (agent URL -> file,
+// each at most maxSize bytes; see [LoadJWKS]), in the order of the agents'
+// names, and returns the keys by agent origin. Its errors are *AgentError.
+func ReadPinned(agents map[string]string, maxSize int64) (map[string]map[string]*Key, error) {
+	pinned := map[string]map[string]*Key{}
+	for _, agent := range slices.Sorted(maps.Keys(agents)) {
+		origin, err := AgentOrigin(agent)
+		if err != nil {
+			return nil, &AgentError{agent, err}
+		}
+		if _, dup := pinned[origin]; dup {
+			return nil, &AgentError{agent, fmt.Errorf("%s is already pinned", origin)}
+		}
+		keys, err := LoadJWKS(agents[agent], maxSize)
+		if err != nil {
+			return nil, &AgentError{agent, err}
+		}
+		pinned[origin] = keys
+	}
+	return pinned, nil
+}
+
+// Agents verifies the signatures of signed agents as a [Config] says,
+// counting each outcome. It is safe for concurrent use; its methods are
+// nil-safe (nil: Web Bot Auth is not configured).
+type Agents struct {
+	verifier *Verifier
+	dirs     *Directories
+	count    func(Outcome)
+}
+
+// NewAgents sets up the verification of c, calling count (if not nil) with
+// the outcome of each signed request. Its errors are *AgentError, naming
+// the agent by its origin. Close ends the directory fetches in flight.
+func NewAgents(c *Config, count func(Outcome)) (*Agents, error) {
+	a := &Agents{count: count}
+	if c.Fetch {
+		a.dirs = NewDirectories(DirectoryOptions{})
+	}
+	keys := NewKeyring(a.dirs)
+	for origin, pinned := range c.Pinned {
+		if err := keys.Pin(origin, pinned); err != nil {
+			a.Close()
+			return nil, &AgentError{origin, err}
+		}
+	}
+	opts := Options{Keys: keys, MaxValidity: c.MaxValidity, ClockSkew: c.ClockSkew}
+	if c.NonceCache > 0 {
+		opts.Nonces = NewNonceCache(c.NonceCache)
+	}
+	a.verifier = NewVerifier(opts)
+	return a, nil
+}
+
+// Check verifies the request's signatures, if it has any; a request
+// without signature headers costs nothing and gives the zero Result.
+func (a *Agents) Check(r *http.Request) Result {
+	if a == nil || !Signed(r) {
+		return Result{}
+	}
+	res := a.verifier.Verify(r.Context(), r)
+	if a.count != nil {
+		a.count(res.Outcome)
+	}
+	return res
+}
+
+// Close ends the directory fetches in flight.
+func (a *Agents) Close() {
+	if a != nil && a.dirs != nil {
+		a.dirs.Close()
+	}
+}
