@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +23,31 @@ import (
 )
 
 const cliRobots = "User-agent: *\nDisallow: /private\nAllow: /private/ok\n\nUser-agent: Googlebot\nDisallow: /nogoogle\n"
+
+// TestRobotsCommandRegistered: "caddy robots" is registered with cli's
+// help text and every subcommand of package cli.
+func TestRobotsCommandRegistered(t *testing.T) {
+	reg, ok := caddycmd.Commands()["robots"]
+	if !ok {
+		t.Fatal(`no "robots" command registered`)
+	}
+	if reg.Usage != cli.Usage || reg.Short != cli.Short || reg.Long != cli.Long {
+		t.Errorf("registered help differs from cli's: %+v", reg)
+	}
+	root := &cobra.Command{Use: "robots"}
+	reg.CobraFunc(root)
+	var got, want []string
+	for _, c := range root.Commands() {
+		got = append(got, c.Name())
+	}
+	for _, c := range cli.Commands(&cli.Caddy{}) {
+		want = append(want, c.Name())
+	}
+	slices.Sort(want) // cobra lists commands by name
+	if len(got) < 8 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("subcommands %v, want %v", got, want)
+	}
+}
 
 // robotsCommand returns a fresh `caddy robots` subcommand, as registered.
 func robotsCommand(name string) *cobra.Command {
