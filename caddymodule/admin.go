@@ -68,7 +68,7 @@ func (a adminAPI) serve(w http.ResponseWriter, r *http.Request) error {
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
 			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("decoding request body: %v", err)}
 		}
-		p, err := parseUnblock(req.IP)
+		p, err := enforce.ParseUnblock(req.IP)
 		if err != nil {
 			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("ip: %v", err)}
 		}
@@ -118,21 +118,6 @@ func blockedByZone(only string, now time.Time) (map[string][]enforce.BlockedClie
 		}
 	})
 	return out, firstErr
-}
-
-// parseUnblock reads the address or prefix to unblock: an IP (the blocks
-// of the prefix it is tracked in are lifted) or a CIDR range (the blocks of
-// every tracked prefix that overlaps it).
-func parseUnblock(s string) (netip.Prefix, error) {
-	if p, err := netip.ParsePrefix(s); err == nil {
-		return p.Masked(), nil
-	}
-	ip, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	ip = ip.WithZone("").Unmap() // as the handler keys clients
-	return netip.PrefixFrom(ip, ip.BitLen()), nil
 }
 
 // unblock lifts the blocks of the tracked prefixes that overlap p in every

@@ -246,21 +246,6 @@ func BenchmarkObserve(b *testing.B) {
 	}
 }
 
-// TestLintStdin: "caddy robots lint -" reads standard input.
-func TestLintStdin(t *testing.T) {
-	cmd := lintCommand()
-	var out strings.Builder
-	cmd.SetArgs([]string{"-"})
-	cmd.SetIn(strings.NewReader("User-agent: *\nDiasllow: /x\n"))
-	cmd.SetOut(&out)
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != "stdin:2: warning: misspelled field \"Diasllow\" read as \"Disallow\" [typo]\n" {
-		t.Errorf("got %q", out.String())
-	}
-}
-
 // TestAdminUnreachable: blocked and unblock ask whether Caddy runs with its
 // admin API at the address when nothing answers there.
 func TestAdminUnreachable(t *testing.T) {
@@ -282,21 +267,5 @@ func TestAdminUnreachable(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "is Caddy running with its admin API at "+addr+"?") {
 			t.Errorf("%s: %v", cmd.Name(), err)
 		}
-	}
-}
-
-// TestBlockedText: the table has OFFENSES, as the JSON has offenses, and
-// no empty table when nothing is blocked.
-func TestBlockedText(t *testing.T) {
-	var out strings.Builder
-	writeBlocked(&out, map[string][]enforce.BlockedClient{"default": {}}, time.Now())
-	if out.String() != "0 blocked\n" {
-		t.Errorf("nothing blocked: %q", out.String())
-	}
-	out.Reset()
-	now := time.Now()
-	writeBlocked(&out, map[string][]enforce.BlockedClient{"default": {{IP: "192.0.2.1", Until: now.Add(time.Minute), Offenses: 2}}}, now)
-	if !strings.Contains(out.String(), "OFFENSES") || !strings.Contains(out.String(), "192.0.2.1  (whole IP)  1m0s") || !strings.HasSuffix(out.String(), "1 blocked\n") {
-		t.Errorf("got %q", out.String())
 	}
 }

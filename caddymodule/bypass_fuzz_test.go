@@ -15,6 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/fileserver"
 
+	"github.com/robotsguard/robotsguard/cli"
 	"github.com/robotsguard/robotsguard/policy"
 )
 
@@ -33,7 +34,7 @@ var bypassFiles = []string{
 // with the handler's decision beside it.
 type fileServerBench struct {
 	fs     *fileserver.FileServer
-	ck     *checker
+	ck     *cli.Checker
 	p      *policy.Policy
 	ctx    context.Context
 	cancel func()
@@ -64,7 +65,7 @@ func newFileServerBench(t testing.TB) *fileServerBench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &fileServerBench{fs: fs, ck: ck, p: ck.policy([]byte(bypassRobots)), ctx: ctx, cancel: cancel}
+	b := &fileServerBench{fs: fs, ck: ck, p: ck.Policy([]byte(bypassRobots)), ctx: ctx, cancel: cancel}
 	t.Cleanup(cancel)
 	return b
 }
@@ -104,7 +105,7 @@ func (b *fileServerBench) disallowed(file string) bool {
 
 // guardRefuses reports whether the handler refuses raw to a bot.
 func (b *fileServerBench) guardRefuses(raw string) bool {
-	r, err := b.ck.check([]byte(bypassRobots), "BypassBot/1.0", "http://example.com"+raw)
+	r, err := b.ck.Check([]byte(bypassRobots), "BypassBot/1.0", "http://example.com"+raw)
 	if err != nil {
 		return true // 400 before any decision
 	}

@@ -3,23 +3,75 @@ package caddymodule
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/spf13/cobra"
 
+	"github.com/robotsguard/robotsguard/cli"
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 const cliRobots = "User-agent: *\nDisallow: /private\nAllow: /private/ok\n\nUser-agent: Googlebot\nDisallow: /nogoogle\n"
+
+// TestRobotsCommandRegistered: "caddy robots" is registered with cli's
+// help text and every subcommand of package cli.
+func TestRobotsCommandRegistered(t *testing.T) {
+	reg, ok := caddycmd.Commands()["robots"]
+	if !ok {
+		t.Fatal(`no "robots" command registered`)
+	}
+	if reg.Usage != cli.Usage || reg.Short != cli.Short || reg.Long != cli.Long {
+		t.Errorf("registered help differs from cli's: %+v", reg)
+	}
+	root := &cobra.Command{Use: "robots"}
+	reg.CobraFunc(root)
+	var got, want []string
+	for _, c := range root.Commands() {
+		got = append(got, c.Name())
+	}
+	for _, c := range cli.Commands(&cli.Caddy{}) {
+		want = append(want, c.Name())
+	}
+	slices.Sort(want) // cobra lists commands by name
+	if len(got) < 8 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("subcommands %v, want %v", got, want)
+	}
+}
+
+// robotsCommand returns a fresh `caddy robots` subcommand, as registered.
+func robotsCommand(name string) *cobra.Command {
+	root := &cobra.Command{Use: "robots"}
+	caddycmd.Commands()["robots"].CobraFunc(root)
+	for _, c := range root.Commands() {
+		if c.Name() == name {
+			root.RemoveCommand(c) // so that Execute runs c itself
+			return c
+		}
+	}
+	panic("no caddy robots " + name)
+}
+
+func checkCommand() *cobra.Command    { return robotsCommand("check") }
+func classifyCommand() *cobra.Command { return robotsCommand("classify") }
+func auditCommand() *cobra.Command    { return robotsCommand("audit") }
+func blockedCommand() *cobra.Command  { return robotsCommand("blocked") }
+func unblockCommand() *cobra.Command  { return robotsCommand("unblock") }
+
+// newChecker answers `caddy robots check` with h's decision.
+func newChecker(h *Handler, ip netip.Addr) (*cli.Checker, error) {
+	return cli.NewChecker(siteHandler{h}, ip)
+}
 
 // checkOut runs "caddy robots check" with args and returns its output.
 func checkOut(t *testing.T, stdin string, args ...string) string {
@@ -81,7 +133,7 @@ func TestCheckAsHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ck.check([]byte("User-agent: *\nDisallow: /messages$\n"), "ExampleBot/1.0", "https://e.com/messages?a=b")
+	r, err := ck.Check([]byte("User-agent: *\nDisallow: /messages$\n"), "ExampleBot/1.0", "https://e.com/messages?a=b")
 	if err != nil || r.Allowed || r.Reason != "disallowed" {
 		t.Errorf("check: %+v %v", r, err)
 	}
@@ -123,7 +175,7 @@ func TestCheckUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := os.ReadFile(robots)
-	r, err := ck.check(body, gptbot, "https://e.com/x")
+	r, err := ck.Check(body, gptbot, "https://e.com/x")
 	if err != nil || !r.Allowed || r.Reason != "content_usage" || r.Line != 4 || r.Usage == nil || r.Usage.Refused != "train-ai" || fmt.Sprint(r.Usage.Purposes) != "[train-ai]" {
 		t.Errorf("log mode: %+v %+v %v", r, r.Usage, err)
 	}
@@ -209,7 +261,7 @@ func TestCheckBatch(t *testing.T) {
 		"not json",
 		`{"robots": "User-agent: *\nDisallow: /"}`,
 		line("User-agent: *\nDisallow: /x$\n", "curl/8.0", "https://e.com/x"),
-		line("User-agent: *\nDisallow: "+strings.Repeat("/y", maxBatchLine)+"\n", "curl/8.0", "https://e.com/x"),
+		line("User-agent: *\nDisallow: "+strings.Repeat("/y", 1<<20)+"\n", "curl/8.0", "https://e.com/x"), // over the 1 MB bound of a batch line
 		line("User-agent: *\nDisallow: /x$\n", "curl/8.0", "https://e.com/xy"),
 		line("User-agent: *\nDisallow: /x$\n", "curl/8.0", "https://e.com/x?q=1"),
 	}, "\r\n")
@@ -231,55 +283,6 @@ func TestCheckBatch(t *testing.T) {
 		if lines[i] != want[i] {
 			t.Errorf("line %d: got %s\nwant %s", i+1, lines[i], want[i])
 		}
-	}
-}
-
-// TestLintCommand: FILE:LINE: severity: message [code], exit status 1 on
-// errors.
-func TestLintCommand(t *testing.T) {
-	var out bytes.Buffer
-	if err := lint(&out, "robots.txt", []byte("User-agent: *\nDiasllow: /x\nAlow: /y\n")); err != nil {
-		t.Errorf("warnings only: %v", err)
-	}
-	if got := out.String(); got != "robots.txt:2: warning: misspelled field \"Diasllow\" read as \"Disallow\" [typo]\n"+
-		"robots.txt:3: warning: unknown field \"Alow\" is probably a typo of \"Allow\"; it is ignored, as the reference parser ignores it [likely-typo]\n" {
-		t.Errorf("got %q", got)
-	}
-	out.Reset()
-	err := lint(&out, "r.txt", []byte("<html><body>404</body></html>\n"))
-	var ee exitError
-	if !errors.As(err, &ee) || ee.code != 1 {
-		t.Errorf("error file: %v", err)
-	}
-	if !strings.HasPrefix(out.String(), "r.txt:1: error: content looks like an HTML") {
-		t.Errorf("got %q", out.String())
-	}
-	out.Reset()
-	if err := lint(&out, "empty.txt", nil); err != nil || !strings.Contains(out.String(), "[no-rules]") {
-		t.Errorf("empty file: %q %v", out.String(), err)
-	}
-}
-
-// TestClassifyCommand: one JSON object per User-Agent, from arguments or
-// standard input.
-func TestClassifyCommand(t *testing.T) {
-	var out bytes.Buffer
-	if err := classify(&Handler{}, strings.NewReader("curl/8.5.0\n\nMozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0\n"), &out, nil); err != nil {
-		t.Fatal(err)
-	}
-	want := `{"ua":"curl/8.5.0","class":"script","tokens":["curl"],"bot":"curl"}
-{"ua":"","class":"unknown","tokens":[]}
-{"ua":"Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0","class":"browser","tokens":[]}
-`
-	if out.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
-	}
-	out.Reset()
-	if err := classify(&Handler{}, nil, &out, []string{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot"}); err != nil {
-		t.Fatal(err)
-	}
-	if want := `{"ua":"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot","class":"ai","tokens":["chatgpt-user"],"bot":"ChatGPT-User","operator":"OpenAI","verify":"ranges","user_triggered":true,"purposes":["user-triggered"],"purpose_source":"https://developers.openai.com/api/docs/bots"}` + "\n"; out.String() != want {
-		t.Errorf("got %s", out.String())
 	}
 }
 

@@ -42,6 +42,22 @@ func PrefixString(p netip.Prefix) string {
 	return p.String()
 }
 
+// ParseUnblock reads the address or prefix to unblock: an IP (the blocks
+// of the prefix it is tracked in are lifted) or a CIDR range (the blocks of
+// every tracked prefix that overlaps it). The result is a valid, masked
+// prefix.
+func ParseUnblock(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	ip, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	ip = ip.WithZone("").Unmap() // as the handler keys clients
+	return netip.PrefixFrom(ip, ip.BitLen()), nil
+}
+
 // Blocked lists the clients blocked at now, by prefix, token and mode.
 func (s *MemoryStore) Blocked(now time.Time) []BlockedClient {
 	t := now.UnixNano()

@@ -102,3 +102,24 @@ func TestPrefixString(t *testing.T) {
 	}
 	expect(t, "no address, blocked", e.Decide(&Request{UA: classifier.Classify(uaBrowser), Target: tgt("/")}, nil), Deny, ReasonBlockedClient)
 }
+
+// FuzzParseUnblock: any argument of `caddy robots unblock` and of the
+// admin API's unblock is refused or read as a valid, masked prefix that
+// contains the address given.
+func FuzzParseUnblock(f *testing.F) {
+	for _, s := range []string{"192.0.2.1", "2001:db8::1", "::ffff:10.0.0.1", "fe80::1%eth0", "2001:db8::/48", "10.1.2.3/8", "x", "", "1.2.3.4/33"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParseUnblock(s)
+		if err != nil {
+			return
+		}
+		if !p.IsValid() || p != p.Masked() {
+			t.Fatalf("ParseUnblock(%q) = %v, not a valid masked prefix", s, p)
+		}
+		if a, err := netip.ParseAddr(s); err == nil && !p.Contains(a.WithZone("").Unmap()) {
+			t.Fatalf("ParseUnblock(%q) = %v does not contain the address", s, p)
+		}
+	})
+}

@@ -1,6 +1,7 @@
-package caddymodule
+package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +17,7 @@ import (
 	"github.com/robotsguard/robotsguard/upstream"
 )
 
-func auditCommand() *cobra.Command {
+func auditCommand(env *Caddy) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "audit [--robots FILE] (--root DIR | --url BASE) [--max-pages N] [--json]",
 		Short: "Finds what robots.txt cannot do for a site: the noindex paradox and its relatives",
@@ -82,7 +83,7 @@ Exit status: 0 when the audit ran (findings or not), 1 when it could not
 		case upstream.IsURL(robotsFile):
 			// The application's own robots.txt, fetched as the
 			// handler fetches it.
-			if robots, _, err = loadRobots(cmd.Context(), &Handler{Robots: robotsFile}); err != nil {
+			if robots, err = robotsAt(cmd.Context(), env, robotsFile); err != nil {
 				return err
 			}
 		case robotsFile != "":
@@ -129,6 +130,22 @@ Exit status: 0 when the audit ran (findings or not), 1 when it could not
 		return nil
 	})
 	return c
+}
+
+// robotsAt reads the robots.txt at an application's URL once, as a
+// handler whose robots option is that URL reads it.
+func robotsAt(ctx context.Context, env *Caddy, url string) ([]byte, error) {
+	raw, err := json.Marshal(struct {
+		Robots string `json:"robots"`
+	}{url})
+	if err != nil {
+		return nil, err
+	}
+	site, err := env.Site(raw)
+	if err != nil {
+		return nil, err
+	}
+	return site.Robots(ctx)
 }
 
 // auditJSON is the object "caddy robots audit --json" writes.

@@ -1,4 +1,4 @@
-package caddymodule
+package cli
 
 import (
 	"encoding/json"

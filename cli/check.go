@@ -1,0 +1,332 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+func checkCommand(env *Caddy) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "check [--config FILE [--site NAME]] [--robots FILE] --user-agent UA URL... | check --batch",
+		Short: "Says whether a User-Agent may fetch URLs, as the robots_guard handler decides",
+		Long: `
+Says for each URL whether the User-Agent may fetch it, with the handler's
+own decision: the same reading of the target, the same canonical-URL check,
+the same engine, on the robots.txt the handler serves. With --config (a
+Caddyfile or JSON; --site picks one of several robots_guard handlers by
+host, server name or listen address) it uses the site's settings: its bot
+entries, block_class, traps and allow lists (--ip sets the client address);
+without, the defaults. UA may be a product token (Googlebot/2.1) or a whole
+User-Agent.
+
+Output: one line per URL, tab-separated: "allowed", "disallowed" or
+"refused" (a refusal for another reason: trap, blocked_class, ...), the URL,
+and why in parentheses (the group and the rule that decided, or the
+reason; where mainstream readings of the file's groups differ, both
+answers). With --batch, reads JSON Lines {"robots": "...", "ua": "...",
+"url": "..."} ("robots" may be left out with --config or --robots) and
+writes one JSON object per line: url, allowed, reason, class, group, line,
+rule; a bad or over-long (over 1 MB) line gets {"error": "..."} and the
+batch goes on.
+
+Exit status: 0 when every URL was answered, allowed or not; 1 when a flag,
+the config or the robots.txt file is wrong or unreadable.`,
+		Example: `  caddy robots check --robots robots.txt --user-agent Googlebot/2.1 https://example.com/private/x
+  caddy robots check --config Caddyfile --site shop.example.com -A GPTBot https://shop.example.com/x
+  caddy robots check --batch < queries.jsonl`,
+	}
+	c.Flags().StringP("robots", "r", "", "robots.txt file (default: the site's robots.txt in --config: its file, or its application's URL, fetched once)")
+	c.Flags().StringP("user-agent", "A", "", "product token or User-Agent string")
+	c.Flags().String("ip", "192.0.2.1", "client IP the requests come from (for allow_ip)")
+	c.Flags().Bool("batch", false, "read JSON Lines from standard input")
+	siteFlags(c)
+	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
+		site, err := siteOf(env, cmd)
+		if err != nil {
+			return err
+		}
+		ipFlag, _ := cmd.Flags().GetString("ip")
+		ip, err := netip.ParseAddr(ipFlag)
+		if err != nil {
+			return fmt.Errorf("--ip: %v", err)
+		}
+		// The site's robots.txt as its handler reads it (a file, or the
+		// application's URL fetched once), unless --robots names one.
+		file, _ := cmd.Flags().GetString("robots")
+		var data []byte
+		if file != "" {
+			data, err = os.ReadFile(file)
+		} else {
+			data, err = site.Robots(cmd.Context())
+		}
+		if err != nil {
+			return err
+		}
+		ck, err := NewChecker(site, ip)
+		if err != nil {
+			return err
+		}
+		if batch, _ := cmd.Flags().GetBool("batch"); batch {
+			return ck.batch(cmd.InOrStdin(), cmd.OutOrStdout(), data)
+		}
+		ua, _ := cmd.Flags().GetString("user-agent")
+		if ua == "" || len(args) == 0 {
+			return errors.New("usage: caddy robots check [--config FILE] [--robots FILE] --user-agent UA URL [URL ...]")
+		}
+		return ck.urls(cmd.OutOrStdout(), data, ua, args)
+	})
+	return c
+}
+
+// Checker answers `caddy robots check` as the site's robots_guard handler
+// does: it prepares the handler's classifier and engine from its settings
+// and calls the handler's own decision on the robots.txt the handler
+// serves (the site's file with the handler's additions). A Checker is not
+// safe for concurrent use.
+type Checker struct {
+	site Site
+	ip   netip.Addr
+	now  time.Time
+	last string
+	p    *policy.Policy
+}
+
+// NewChecker prepares site and returns a Checker whose requests come from
+// ip.
+func NewChecker(site Site, ip netip.Addr) (*Checker, error) {
+	ck := &Checker{site: site, ip: ip, now: time.Unix(1_800_000_000, 0)}
+	// Each query is answered 48 hours after the one before, so that no
+	// rate, strike or block of one query touches the next.
+	now := func() time.Time {
+		ck.now = ck.now.Add(48 * time.Hour)
+		return ck.now
+	}
+	if err := site.Prepare(now); err != nil {
+		return nil, err
+	}
+	return ck, nil
+}
+
+// Policy returns the policy the handler would enforce for the site's
+// robots.txt body, compiling it once per body.
+func (ck *Checker) Policy(robots []byte) *policy.Policy {
+	if ck.p == nil || string(robots) != ck.last {
+		served := policy.Parse(robots)
+		ck.site.Additions(served)
+		ck.p, ck.last = policy.Compile(served), string(robots)
+	}
+	return ck.p
+}
+
+// CheckResult is one answer of `caddy robots check`, one line of its
+// --batch output.
+type CheckResult struct {
+	URL     string `json:"url,omitempty"`
+	Allowed bool   `json:"allowed"`
+	// Reason is the handler's reason: "disallowed", "trap",
+	// "blocked_class", "bad_agent", "allowlisted", "robots_txt", ...; empty
+	// for an ordinary allowed request.
+	Reason string `json:"reason,omitempty"`
+	Class  string `json:"class"`
+	Group  string `json:"group"`
+	Line   int    `json:"line"`
+	Rule   string `json:"rule,omitempty"`
+	// Canonical is the canonical URL by the file's QueryParam, Domain and
+	// IndexPage fields, when it has any.
+	Canonical string `json:"canonical,omitempty"`
+	// Readings holds the answers of Google's and of protego/temoto's
+	// reading of the file's groups, when they differ.
+	Readings map[string]ReadingResult `json:"readings,omitempty"`
+	// Usage is the AI usage preference that applies, when the file states
+	// any (Content-Usage, Content-Signal) and robots.txt binds the client.
+	Usage *UsageCheck `json:"usage,omitempty"`
+}
+
+// UsageCheck is the AI usage preference that applies to a URL, and why.
+type UsageCheck struct {
+	// Purposes are the client's purposes from the bot database (none for
+	// a client of unknown purpose, which no preference refuses).
+	Purposes []string `json:"purposes"`
+	// Preferences is what the client's group states for the URL, e.g.
+	// "train-ai=n, search=y", or "unknown".
+	Preferences string `json:"preferences"`
+	// Lines are the lines that decide it, e.g. "line 4: Content-Usage:
+	// train-ai=n".
+	Lines []string `json:"lines,omitempty"`
+	// Refused lists the categories of the client's purposes that the
+	// preferences refuse (in both readings of the groups), or is empty.
+	Refused string `json:"refused,omitempty"`
+	// Ambiguous is set when the two readings of the file's groups refuse
+	// different categories.
+	Ambiguous bool `json:"ambiguous,omitempty"`
+}
+
+// usageOf answers which AI usage preference applies to the request.
+func usageOf(p *policy.Policy, req *enforce.Request) *UsageCheck {
+	if !p.HasUsage() || req.UA.Class == uaclass.Browser {
+		return nil
+	}
+	purposes := req.UA.Purposes()
+	r := p.MatchUsage(req.UA.Tokens, &req.Target, purposes.Usage())
+	if r.Agent == "" {
+		return nil
+	}
+	u := &UsageCheck{Purposes: purposes.List(), Preferences: r.Prefs.String(), Ambiguous: r.Ambiguous}
+	if u.Purposes == nil {
+		u.Purposes = []string{}
+	}
+	for _, l := range r.Lines {
+		if l != nil {
+			u.Lines = append(u.Lines, fmt.Sprintf("line %d: %s", l.Line, l))
+		}
+	}
+	if r.Refused != 0 {
+		u.Refused = r.Refused.String()
+	}
+	return u
+}
+
+// describe says which preference applies and what it means for the
+// client.
+func (u *UsageCheck) describe() string {
+	out := "AI usage " + u.Preferences
+	if len(u.Lines) > 0 {
+		out += " by " + strings.Join(u.Lines, " and ")
+	}
+	switch {
+	case len(u.Purposes) == 0:
+		out += "; purpose unknown: judged by Allow/Disallow only"
+	case u.Refused != "":
+		out += "; its purposes " + strings.Join(u.Purposes, ",") + ": " + u.Refused + " refused"
+	default:
+		out += "; its purposes " + strings.Join(u.Purposes, ",") + ": none refused"
+	}
+	if u.Ambiguous {
+		out += " (the readings of the groups differ: refused only what both refuse)"
+	}
+	return out
+}
+
+// ReadingResult is one reading's answer.
+type ReadingResult struct {
+	Allowed bool   `json:"allowed"`
+	Line    int    `json:"line"`
+	Rule    string `json:"rule,omitempty"`
+}
+
+// Check decides on one URL for ua under the site's robots.txt body
+// robots. It fails only for a URL the handler answers 400.
+func (ck *Checker) Check(robots []byte, ua, rawURL string) (CheckResult, error) {
+	p := ck.Policy(robots)
+	req := enforce.Request{IP: ck.ip, UA: ck.site.Classify(ua), Method: http.MethodGet}
+	if len(req.UA.Tokens) == 0 && !strings.ContainsAny(ua, " ();") && policy.ProductToken(ua) != "" {
+		// A bare product token names itself, as RFC 9309 reads it.
+		req.UA.Tokens = []string{policy.ProductToken(ua)}
+	}
+	scheme := "http"
+	if u, err := url.Parse(rawURL); err == nil && u.Host != "" {
+		scheme, req.Host = u.Scheme, u.Host
+	}
+	d, canonURL, err := ck.site.Decide(&req, p, policy.TargetOf(rawURL), scheme)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	out := CheckResult{URL: rawURL, Allowed: !d.Enforced(), Reason: string(d.Reason), Class: req.UA.Class.String(), Group: d.Group, Canonical: canonURL}
+	if d.Rule != nil {
+		out.Line, out.Rule = d.Rule.Line, d.Rule.String()
+	}
+	if d.Reason != enforce.ReasonDisallowed {
+		out.Usage = usageOf(p, &req)
+	}
+	if req.UA.Class != uaclass.Browser {
+		g := p.MatchReading(req.UA.Tokens, &req.Target, policy.GoogleReading)
+		s := p.MatchReading(req.UA.Tokens, &req.Target, policy.SplitReading)
+		if g.Allowed != s.Allowed {
+			out.Readings = map[string]ReadingResult{"google": reading(g), "split": reading(s)}
+		}
+	}
+	return out, nil
+}
+
+func reading(r policy.Result) ReadingResult {
+	out := ReadingResult{Allowed: r.Allowed}
+	if r.Rule != nil {
+		out.Line, out.Rule = r.Rule.Line, r.Rule.String()
+	}
+	return out
+}
+
+// urls prints one line per URL: the verdict, the URL and why.
+func (ck *Checker) urls(w io.Writer, robots []byte, ua string, urls []string) error {
+	for _, u := range urls {
+		r, err := ck.Check(robots, ua, u)
+		if err != nil {
+			fmt.Fprintf(w, "refused\t%s\t(400: %v)\n", u, err)
+			continue
+		}
+		verdict := "allowed"
+		switch {
+		case r.Reason == string(enforce.ReasonDisallowed):
+			verdict = "disallowed"
+		case !r.Allowed:
+			verdict = "refused"
+		}
+		var why []string
+		switch {
+		case r.Class == uaclass.Browser.String():
+			why = append(why, "a browser: robots.txt does not bind people")
+		case r.Reason != "" && r.Reason != string(enforce.ReasonDisallowed) && r.Reason != string(enforce.ReasonContentUsage):
+			why = append(why, r.Reason)
+		default:
+			if r.Reason == string(enforce.ReasonContentUsage) {
+				why = append(why, "content_usage: the site's AI usage preferences refuse its purpose")
+			}
+			group := r.Group
+			if group == "" {
+				group = "none"
+			}
+			why = append(why, "group "+group)
+			if r.Rule != "" {
+				why = append(why, fmt.Sprintf("line %d: %s", r.Line, r.Rule))
+			} else {
+				why = append(why, "no rule matches")
+			}
+		}
+		if g, ok := r.Readings["google"]; ok {
+			s := r.Readings["split"]
+			why = append(why, fmt.Sprintf("the readings of the groups differ: Google's %s, protego/temoto's %s; refused only when both disallow", describe(g), describe(s)))
+		}
+		if r.Usage != nil {
+			why = append(why, r.Usage.describe())
+		}
+		if r.Canonical != "" {
+			why = append(why, "canonical "+r.Canonical)
+		}
+		fmt.Fprintf(w, "%s\t%s\t(%s)\n", verdict, u, strings.Join(why, "; "))
+	}
+	return nil
+}
+
+func describe(r ReadingResult) string {
+	verdict := "allows"
+	if !r.Allowed {
+		verdict = "disallows"
+	}
+	if r.Rule != "" {
+		return fmt.Sprintf("%s by line %d: %s", verdict, r.Line, r.Rule)
+	}
+	return verdict
+}
