@@ -18,6 +18,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 
+	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/policy"
 )
 
@@ -49,7 +50,7 @@ type source struct {
 	remote    *remote
 	additions func(*policy.Robots)
 	logger    *zap.Logger
-	metrics   *metrics
+	metrics   *metrics.Collectors
 	// settle is how long a changed file must stay unchanged before it is
 	// installed; see defaultSettle.
 	settle time.Duration
@@ -141,7 +142,7 @@ type statStamp struct {
 // errChanging reports that the file changed while it was read.
 var errChanging = errors.New("robots.txt changed while it was read")
 
-func newSource(path string, additions func(*policy.Robots), logger *zap.Logger, m *metrics) *source {
+func newSource(path string, additions func(*policy.Robots), logger *zap.Logger, m *metrics.Collectors) *source {
 	return &source{path: path, additions: additions, logger: logger, metrics: m, settle: defaultSettle}
 }
 
@@ -176,7 +177,7 @@ func (s *source) load() {
 		return
 	case err != nil && !errors.Is(err, errChanging):
 		s.logger.Error("reading robots.txt failed; keeping the last good rules", zap.String("file", s.path), zap.Error(err))
-		s.metrics.reload("error")
+		s.metrics.Reload("error")
 		if prev == nil {
 			s.install(policy.Parse(nil), nil, fileStamp{}, now, true)
 		}
@@ -220,7 +221,7 @@ func (s *source) accept(data []byte, file fileStamp, modTime time.Time, prev *sn
 		if !file.same(s.refused) {
 			s.refused = file
 			s.logger.Error("robots.txt is invalid; keeping the last good rules", s.where(), zap.Error(err))
-			s.metrics.reload("invalid")
+			s.metrics.Reload("invalid")
 		}
 		return false
 	}
@@ -237,7 +238,7 @@ func (s *source) accept(data []byte, file fileStamp, modTime time.Time, prev *sn
 			}
 			s.logger.Error("robots.txt ends in the middle of a line, unlike the rules in force: it looks cut short ("+cause+"); keeping the last good rules until the file ends with a line end",
 				s.where(), zap.Int64("size", file.size))
-			s.metrics.reload("incomplete")
+			s.metrics.Reload("incomplete")
 		}
 		return false
 	}
@@ -254,7 +255,7 @@ func (s *source) accept(data []byte, file fileStamp, modTime time.Time, prev *sn
 		}
 	}
 	s.install(r, data, file, modTime, false)
-	s.metrics.reload("ok")
+	s.metrics.Reload("ok")
 	if prev != nil {
 		s.logger.Info("robots.txt reloaded", s.where(), zap.Int("groups", len(r.Groups)), zap.Int("lint_findings", len(diags)))
 	}
@@ -315,8 +316,8 @@ func (s *source) fileMissing(now time.Time, prev *snapshot) {
 		return
 	}
 	s.missingSince, s.missingLogged = now, now
-	s.metrics.reload("missing")
-	s.metrics.robotsMissing(+1)
+	s.metrics.Reload("missing")
+	s.metrics.RobotsMissing(+1)
 	if prev == nil || prev.missing {
 		s.logger.Warn("robots.txt not found: no rules are enforced until it appears (RFC 9309: unavailable means allow all)", zap.String("file", s.path))
 	} else {
@@ -331,7 +332,7 @@ func (s *source) filePresent() {
 	}
 	s.logger.Info("robots.txt found again", zap.String("file", s.path), zap.Duration("missing_for", time.Since(s.missingSince)))
 	s.missingSince, s.missingLogged = time.Time{}, time.Time{}
-	s.metrics.robotsMissing(-1)
+	s.metrics.RobotsMissing(-1)
 }
 
 // remindMissing logs a missing robots.txt again every missingRelog.
@@ -576,7 +577,7 @@ func (s *source) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed && !s.missingSince.IsZero() {
-		s.metrics.robotsMissing(-1)
+		s.metrics.RobotsMissing(-1)
 	}
 	if !s.closed && s.remote != nil {
 		s.closeRemote()

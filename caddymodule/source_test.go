@@ -12,21 +12,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/policy"
 )
 
 func newTestSource(t *testing.T, path string) (*source, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zap.InfoLevel)
-	m, err := newMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := metrics.New() // a new set keeps the test's counts apart
 	s := newSource(path, func(*policy.Robots) {}, zap.New(core), m)
 	t.Cleanup(s.close)
 	return s, logs
@@ -93,10 +89,10 @@ func TestSourceMissingAtStart(t *testing.T) {
 	if logs.FilterMessageSnippet("robots.txt not found").Len() != 1 {
 		t.Errorf("no warning for a missing file: %v", logs.All())
 	}
-	if got := testutil.ToFloat64(s.metrics.missing); got != 1 {
+	if got := metricValue(s.metrics, "robots_missing"); got != 1 {
 		t.Errorf("robots_missing = %v, want 1", got)
 	}
-	if got := testutil.ToFloat64(s.metrics.reloads.WithLabelValues("missing")); got != 1 {
+	if got := metricValue(s.metrics, "policy_reloads_total", "result", "missing"); got != 1 {
 		t.Errorf(`policy_reloads_total{result="missing"} = %v, want 1`, got)
 	}
 	s.remindMissing(time.Now().Add(10 * time.Second))
@@ -110,7 +106,7 @@ func TestSourceMissingAtStart(t *testing.T) {
 	if allowedBy(s, "/private") {
 		t.Error("the file that appeared was not installed at once")
 	}
-	if got := testutil.ToFloat64(s.metrics.missing); got != 0 {
+	if got := metricValue(s.metrics, "robots_missing"); got != 0 {
 		t.Errorf("robots_missing = %v after the file appeared, want 0", got)
 	}
 	if logs.FilterMessageSnippet("robots.txt found again").Len() != 1 {
@@ -133,7 +129,7 @@ func TestSourceRemovedLater(t *testing.T) {
 	if allowedBy(s, "/x") {
 		t.Error("a removed robots.txt dropped the rules")
 	}
-	if logs.FilterMessageSnippet("keeping the last good rules until it appears").Len() != 1 || testutil.ToFloat64(s.metrics.missing) != 1 {
+	if logs.FilterMessageSnippet("keeping the last good rules until it appears").Len() != 1 || metricValue(s.metrics, "robots_missing") != 1 {
 		t.Errorf("removal not reported: %v", logs.All())
 	}
 }
@@ -405,7 +401,7 @@ func TestSourceCutShort(t *testing.T) {
 	if allowedBy(s, "/private/x") || logs.FilterMessageSnippet("it looks cut short").Len() != 1 {
 		t.Fatal("a file cut short replaced the rules, or was reported more than once")
 	}
-	if got := testutil.ToFloat64(s.metrics.reloads.WithLabelValues("incomplete")); got != 1 {
+	if got := metricValue(s.metrics, "policy_reloads_total", "result", "incomplete"); got != 1 {
 		t.Errorf(`policy_reloads_total{result="incomplete"} = %v, want 1`, got)
 	}
 	writeFile(t, path, next)

@@ -15,6 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/upstream"
 )
@@ -129,7 +130,7 @@ func fetcherOptions(url, host string, header map[string]string) upstream.Options
 // newRemoteSource returns a source that reads the site's robots.txt with
 // f every refresh. key names what f fetches, for carrying it across
 // reloads.
-func newRemoteSource(f *upstream.Fetcher, key string, refresh time.Duration, additions func(*policy.Robots), logger *zap.Logger, m *metrics) *source {
+func newRemoteSource(f *upstream.Fetcher, key string, refresh time.Duration, additions func(*policy.Robots), logger *zap.Logger, m *metrics.Collectors) *source {
 	s := newSource("", additions, logger, m)
 	s.remote = &remote{fetcher: f, refresh: refresh, key: key}
 	return s
@@ -227,7 +228,7 @@ func (s *source) applyFetch(res upstream.Result, now time.Time) time.Duration {
 	if res.Outcome == upstream.Fetched && res.Header.Get(servedHeader) != "" {
 		res.Outcome, res.Err = upstream.Unreachable, errOwnFile
 	}
-	s.metrics.fetch(res.Outcome.String())
+	s.metrics.Fetch(res.Outcome.String())
 	prev := s.cur.Load()
 	if res.Outcome != upstream.Unreachable {
 		s.reachable(now)
@@ -256,7 +257,7 @@ func (s *source) applyFetch(res upstream.Result, now time.Time) time.Duration {
 		cause := res.Cause()
 		if rm.unavailable != cause {
 			if rm.unavailable == "" {
-				s.metrics.robotsMissing(+1)
+				s.metrics.RobotsMissing(+1)
 			}
 			rm.unavailable = cause
 			fields := []zap.Field{s.where(), zap.String("answer", cause), zap.String("host", rm.fetcher.Host())}
@@ -290,7 +291,7 @@ func (s *source) applyFetch(res upstream.Result, now time.Time) time.Duration {
 		switch {
 		case rm.failures == 1:
 			rm.since, rm.logged, rm.cause = now, now, cause
-			s.metrics.robotsUnreachable(+1)
+			s.metrics.RobotsUnreachable(+1)
 			if prev.missing {
 				s.logger.Error("robots.txt could not be fetched: no rules are enforced until it is; retrying", fields...)
 			} else {
@@ -314,7 +315,7 @@ func (s *source) reachable(now time.Time) {
 	}
 	s.logger.Info("robots.txt can be fetched again", s.where(), zap.Duration("failed_for", now.Sub(rm.since)), zap.Int("attempts", rm.failures))
 	rm.failures, rm.cause = 0, ""
-	s.metrics.robotsUnreachable(-1)
+	s.metrics.RobotsUnreachable(-1)
 }
 
 // availableAgain ends a spell of 4xx answers. The caller holds s.mu.
@@ -325,7 +326,7 @@ func (s *source) availableAgain() {
 	}
 	s.logger.Info("robots.txt: the application serves one again", s.where(), zap.String("was", rm.unavailable))
 	rm.unavailable = ""
-	s.metrics.robotsMissing(-1)
+	s.metrics.RobotsMissing(-1)
 }
 
 // closeRemote gives back the gauges the source holds and its share of the
@@ -333,11 +334,11 @@ func (s *source) availableAgain() {
 func (s *source) closeRemote() {
 	rm := s.remote
 	if rm.failures > 0 {
-		s.metrics.robotsUnreachable(-1)
+		s.metrics.RobotsUnreachable(-1)
 		rm.failures = 0
 	}
 	if rm.unavailable != "" {
-		s.metrics.robotsMissing(-1)
+		s.metrics.RobotsMissing(-1)
 		rm.unavailable = ""
 	}
 	if rm.carry != nil {

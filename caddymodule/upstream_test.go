@@ -19,11 +19,10 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddytest"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/upstream"
 )
@@ -154,10 +153,7 @@ func (a *testApp) up() {
 func newTestRemote(t *testing.T, o upstream.Options) (*source, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zap.InfoLevel)
-	m, err := newMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := metrics.New() // a new set keeps the test's counts apart
 	f, err := upstream.New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +168,7 @@ func newTestRemote(t *testing.T, o upstream.Options) (*source, *observer.Observe
 var testRemotes atomic.Int64
 
 func fetches(s *source, result string) float64 {
-	return testutil.ToFloat64(s.metrics.fetches.WithLabelValues(result))
+	return metricValue(s.metrics, "robots_fetches_total", "result", result)
 }
 
 // TestUpstreamStatusClasses: each answer of the application does what RFC
@@ -221,8 +217,8 @@ func TestUpstreamStatusClasses(t *testing.T) {
 	if len(causes) != 3 || causes[0] != "HTTP 500 Internal Server Error" || causes[1] != "timed out after 300ms" || causes[2] != "connection refused" {
 		t.Errorf("causes logged: %q", causes)
 	}
-	if fetches(s, "unreachable") != 3 || testutil.ToFloat64(s.metrics.unreach) != 1 {
-		t.Errorf("unreachable fetches %v, gauge %v", fetches(s, "unreachable"), testutil.ToFloat64(s.metrics.unreach))
+	if fetches(s, "unreachable") != 3 || metricValue(s.metrics, "robots_unreachable") != 1 {
+		t.Errorf("unreachable fetches %v, gauge %v", fetches(s, "unreachable"), metricValue(s.metrics, "robots_unreachable"))
 	}
 
 	// Back, with a 404: the rules are cleared, with one warning, and the
@@ -236,7 +232,7 @@ func TestUpstreamStatusClasses(t *testing.T) {
 	if !allowedBy(s, "/private/x") || !s.snapshot().missing {
 		t.Error("a 404 kept the rules")
 	}
-	if logs.FilterMessageSnippet("can be fetched again").Len() != 1 || testutil.ToFloat64(s.metrics.unreach) != 0 {
+	if logs.FilterMessageSnippet("can be fetched again").Len() != 1 || metricValue(s.metrics, "robots_unreachable") != 0 {
 		t.Error("the end of the failures was not logged, or the gauge not lowered")
 	}
 	s.refresh(ctx)
@@ -246,8 +242,8 @@ func TestUpstreamStatusClasses(t *testing.T) {
 	if len(warned) != 2 || warned[0].Level != zap.WarnLevel || warned[0].ContextMap()["answer"] != "HTTP 404 Not Found" || warned[1].ContextMap()["answer"] != "HTTP 410 Gone" {
 		t.Errorf("4xx warnings: %v", warned)
 	}
-	if fetches(s, "unavailable") != 3 || testutil.ToFloat64(s.metrics.missing) != 1 {
-		t.Errorf("unavailable fetches %v, missing gauge %v", fetches(s, "unavailable"), testutil.ToFloat64(s.metrics.missing))
+	if fetches(s, "unavailable") != 3 || metricValue(s.metrics, "robots_missing") != 1 {
+		t.Errorf("unavailable fetches %v, missing gauge %v", fetches(s, "unavailable"), metricValue(s.metrics, "robots_missing"))
 	}
 	// A 403 gets a hint about the Host header.
 	app.set(403, "Blocked host")
@@ -262,7 +258,7 @@ func TestUpstreamStatusClasses(t *testing.T) {
 	if allowedBy(s, "/drafts/x") || !allowedBy(s, "/private/x") {
 		t.Error("the file after a 404 was not installed")
 	}
-	if testutil.ToFloat64(s.metrics.missing) != 0 || logs.FilterMessageSnippet("serves one again").Len() != 1 {
+	if metricValue(s.metrics, "robots_missing") != 0 || logs.FilterMessageSnippet("serves one again").Len() != 1 {
 		t.Error("the end of the 404s was not logged, or the gauge not lowered")
 	}
 
@@ -290,15 +286,15 @@ func TestUpstreamNotModified(t *testing.T) {
 	ctx := context.Background()
 	s.refresh(ctx)
 	first := s.snapshot()
-	reloads := testutil.ToFloat64(s.metrics.reloads.WithLabelValues("ok"))
+	reloads := metricValue(s.metrics, "policy_reloads_total", "result", "ok")
 	for range 3 {
 		s.refresh(ctx)
 	}
 	if h, _ := app.lastRequest(); h.Get("If-None-Match") == "" {
 		t.Error("the refresh was not conditional")
 	}
-	if app.notModified.Load() != 3 || fetches(s, "not_modified") != 3 || s.snapshot() != first || testutil.ToFloat64(s.metrics.reloads.WithLabelValues("ok")) != reloads {
-		t.Errorf("304s %d, not_modified %v, snapshot replaced %v, reloads %v -> %v", app.notModified.Load(), fetches(s, "not_modified"), s.snapshot() != first, reloads, testutil.ToFloat64(s.metrics.reloads.WithLabelValues("ok")))
+	if app.notModified.Load() != 3 || fetches(s, "not_modified") != 3 || s.snapshot() != first || metricValue(s.metrics, "policy_reloads_total", "result", "ok") != reloads {
+		t.Errorf("304s %d, not_modified %v, snapshot replaced %v, reloads %v -> %v", app.notModified.Load(), fetches(s, "not_modified"), s.snapshot() != first, reloads, metricValue(s.metrics, "policy_reloads_total", "result", "ok"))
 	}
 	// A change is fetched whole and installed.
 	app.set(200, "User-agent: *\nDisallow: /drafts/\n")
@@ -343,7 +339,7 @@ func TestUpstreamKeepsLastGood(t *testing.T) {
 	if logs.FilterMessageSnippet("robots.txt is invalid").Len() != 1 || logs.FilterMessageSnippet("it looks cut short").Len() != 1 {
 		t.Errorf("refusals logged: %v", logs.All())
 	}
-	if testutil.ToFloat64(s.metrics.reloads.WithLabelValues("invalid")) != 1 || testutil.ToFloat64(s.metrics.reloads.WithLabelValues("incomplete")) != 1 {
+	if metricValue(s.metrics, "policy_reloads_total", "result", "invalid") != 1 || metricValue(s.metrics, "policy_reloads_total", "result", "incomplete") != 1 {
 		t.Error("refusals not counted once each")
 	}
 	// A robots_guard handler's own served file (the URL leads back to

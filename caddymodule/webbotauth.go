@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -50,7 +51,6 @@ type webBotAuth struct {
 	verifier   *signature.Verifier
 	dirs       *signature.Directories
 	classifier *uaclass.Classifier
-	outcomes   *prometheus.CounterVec
 	counters   [4]prometheus.Counter // by signature.Outcome
 }
 
@@ -131,7 +131,7 @@ func loadJWKS(file string) (map[string]*signature.Key, error) {
 
 // newWebBotAuth sets up the verification of signed agents from checked
 // settings (nil: not configured), counting outcomes in m.
-func newWebBotAuth(s *webBotAuthSettings, classifier *uaclass.Classifier, m *metrics) (*webBotAuth, error) {
+func newWebBotAuth(s *webBotAuthSettings, classifier *uaclass.Classifier, m *metrics.Collectors) (*webBotAuth, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -152,9 +152,8 @@ func newWebBotAuth(s *webBotAuthSettings, classifier *uaclass.Classifier, m *met
 		opts.Nonces = signature.NewNonceCache(s.nonces)
 	}
 	w.verifier = signature.NewVerifier(opts)
-	w.outcomes = m.signatures
 	for _, o := range []signature.Outcome{signature.Verified, signature.Invalid, signature.Unverified} {
-		w.counters[o] = w.outcomes.WithLabelValues(o.String())
+		w.counters[o] = m.Signature(o.String())
 	}
 	return w, nil
 }
