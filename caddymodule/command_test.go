@@ -13,13 +13,9 @@ import (
 	"testing"
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/spf13/cobra"
 
 	"github.com/robotsguard/robotsguard/cli"
-	"github.com/robotsguard/robotsguard/enforce"
-	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 const cliRobots = "User-agent: *\nDisallow: /private\nAllow: /private/ok\n\nUser-agent: Googlebot\nDisallow: /nogoogle\n"
@@ -284,51 +280,4 @@ func TestCheckBatch(t *testing.T) {
 			t.Errorf("line %d: got %s\nwant %s", i+1, lines[i], want[i])
 		}
 	}
-}
-
-// TestMetrics: collectors register on a fresh registry, are reused by a
-// second handler of the same config, and are nil-safe.
-func TestMetrics(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m, err := newMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := m.register(reg) // a second handler in the same config
-	if err != nil {
-		t.Fatalf("second registration: %v", err)
-	}
-	d := enforce.Decision{Action: enforce.Deny, Reason: enforce.ReasonDisallowed}
-	m.decision(&d, uaclass.AI)
-	m2.decision(&d, uaclass.AI)
-	m.decision(&enforce.Decision{}, uaclass.Browser)
-	m.decision(&enforce.Decision{Action: enforce.Tarpit, Reason: enforce.ReasonBlockedClient}, uaclass.Browser)
-	m.decision(&enforce.Decision{Action: enforce.Tarpit, Reason: enforce.ReasonBlockedClient}, uaclass.Script)
-	m.decision(&enforce.Decision{Action: enforce.Deny, Reason: "some_new_reason"}, uaclass.AI) // not cached
-	m.reload("ok")
-	m.setTracked("default", 42, 3)
-	if got := testutil.ToFloat64(m.decisions.WithLabelValues("deny", "disallowed", "ai")); got != 2 {
-		t.Errorf("deny/disallowed/ai = %v, want 2", got)
-	}
-	if got := testutil.ToFloat64(m.decisions.WithLabelValues("allow", "none", "browser")); got != 1 {
-		t.Errorf("allow/none/browser = %v", got)
-	}
-	for _, labels := range [][]string{{"tarpit", "blocked_client", "browser"}, {"tarpit", "blocked_client", "script"}, {"deny", "some_new_reason", "ai"}} {
-		if got := testutil.ToFloat64(m.decisions.WithLabelValues(labels...)); got != 1 {
-			t.Errorf("%v = %v, want 1", labels, got)
-		}
-	}
-	if got := testutil.ToFloat64(m.reloads.WithLabelValues("ok")); got != 1 {
-		t.Errorf("reloads ok = %v", got)
-	}
-	if got := testutil.ToFloat64(m.tracked.WithLabelValues("default")); got != 42 {
-		t.Errorf("tracked = %v", got)
-	}
-	if got := testutil.ToFloat64(m.blocked.WithLabelValues("default")); got != 3 {
-		t.Errorf("blocked = %v", got)
-	}
-	var nilMetrics *metrics // a handler that was never provisioned
-	nilMetrics.decision(&d, uaclass.AI)
-	nilMetrics.reload("ok")
-	nilMetrics.setTracked("x", 1, 0)
 }

@@ -228,8 +228,8 @@ func TestConfigDefaults(t *testing.T) {
 			h.Mode, h.Canonical, h.Zone, h.DenyStatus, h.ThrottleStatus, h.serve, h.TarpitMax)
 	}
 	h, err = provisionJSON(t, `{"verify": {"disabled": true}, "tarpit": 1000000000, "serve_robots": false}`)
-	if err != nil || h.TarpitMax != 100 || cap(h.tarpit) != 100 || h.serve {
-		t.Errorf("tarpit_max default with a tarpit: %d (cap %d), serve %v, %v", h.TarpitMax, cap(h.tarpit), h.serve, err)
+	if err != nil || h.TarpitMax != 100 || h.tarpit.Max() != 100 || h.serve {
+		t.Errorf("tarpit_max default with a tarpit: %d (cap %d), serve %v, %v", h.TarpitMax, h.tarpit.Max(), h.serve, err)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/enforce/redisstore"
+	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/source"
@@ -296,7 +297,7 @@ type Handler struct {
 	// Default: people are never redirected.
 	CanonicalRedirectHumans bool `json:"canonical_redirect_humans,omitempty"`
 
-	logger     *zap.Logger // the decision log
+	decisions  *report.DecisionLog
 	opsLogger  *zap.Logger // reload and configuration problems, for Caddy's main log
 	serve      bool        // ServeRobots resolved
 	engine     *enforce.Engine
@@ -306,22 +307,16 @@ type Handler struct {
 	classifierKey, verifierKey string
 	webBotAuth                 *webBotAuth
 	source                     *source.Source
-	metrics                    *metrics
+	metrics                    *metrics.Collectors
 	shared                     *sharedState
 	fleet                      *redisstore.Store // the zone's Redis store, or nil
 	storeMetrics               *storeMetrics
 	blocked                    []uaclass.Class
 	index                      policy.RobotsTagRules
 	usage                      policy.UsageRules
-	tarpit                     chan struct{} // a semaphore of TarpitMax held requests
-	unloaded                   <-chan struct{}
+	tarpit                     *enforce.Holder // nil without a tarpit
+	refusals                   *enforce.Refusals
 	cancel                     func()
-
-	// The refusal path and the decision log (refusal.go, repeats.go).
-	repeats      *repeatLog // nil when log_repeats is 0
-	texts        *refusalTexts
-	denyBody     []byte // DenyBody, or nil
-	throttleBody []byte // ThrottleBody, or nil
 }
 
 // VerifyConfig configures bot verification.
@@ -362,7 +357,6 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // per-client state of its zone, loads the robots.txt and starts watching
 // it (a file) or refreshing it (a URL).
 func (h *Handler) Provision(ctx caddy.Context) error {
-	h.logger = ctx.Logger()
 	h.opsLogger = ctx.Logger(opsLog{})
 	set, err := h.checkConfig()
 	if err != nil {
@@ -397,18 +391,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("robots_guard: %v", err)
 	}
-	if h.Tarpit > 0 {
-		h.tarpit = make(chan struct{}, h.TarpitMax)
-	}
-	h.texts = newRefusalTexts()
-	if h.DenyBody != "" {
-		h.denyBody = []byte(h.DenyBody)
-	}
-	if h.ThrottleBody != "" {
-		h.throttleBody = []byte(h.ThrottleBody)
-	}
+	h.refusals = enforce.NewRefusals(enforce.RefusalOptions{DenyStatus: h.DenyStatus, DenyBody: h.DenyBody, ThrottleStatus: h.ThrottleStatus, ThrottleBody: h.ThrottleBody})
 	watchCtx, cancel := context.WithCancel(ctx)
-	h.cancel, h.unloaded = cancel, watchCtx.Done()
+	h.cancel = cancel
+	if h.Tarpit > 0 {
+		h.tarpit = enforce.NewHolder(h.TarpitMax, watchCtx.Done(), h.metrics.Tarpit)
+	}
 	if set.fetcher != nil {
 		// A URL: fetched now and every robots_refresh (package source).
 		key := carriedShare(source.Key(h.Robots, h.RobotsHost, h.RobotsHeaders))
@@ -425,10 +413,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 	}
 	go h.sweep(watchCtx)
-	if set.logRepeats > 0 {
-		h.repeats = newRepeatLog(set.logRepeats, h.logRepeats)
-		go h.repeats.run(watchCtx)
-	}
+	h.decisions = report.NewDecisionLog(watchCtx, ctx.Logger(), report.DecisionLogOptions{Zone: h.Zone, Repeats: set.logRepeats, ClientPrefix: h.engine.ClientPrefix})
 	return nil
 }
 
@@ -474,11 +459,7 @@ func (h *Handler) Cleanup() error {
 	if h.cancel != nil {
 		h.cancel()
 	}
-	if h.repeats != nil {
-		// No count is lost: the repeats of the interval are written now.
-		<-h.repeats.done
-		h.repeats.close(time.Now())
-	}
+	h.decisions.Close() // no count is lost: the repeats are written now
 	h.webBotAuth.close()
 	release(h.classifierKey)
 	release(h.verifierKey)
@@ -488,7 +469,7 @@ func (h *Handler) Cleanup() error {
 	}
 	if h.shared != nil {
 		err := leaveState(h.Zone)
-		h.metrics.zoneLeft(h.Zone)
+		h.zoneLeft()
 		return err
 	}
 	return nil
@@ -505,7 +486,7 @@ func (h *Handler) sweep(ctx context.Context) {
 				tracked, blocked = t, b
 			}
 		}
-		h.metrics.setTracked(h.Zone, tracked, blocked)
+		h.metrics.SetTracked(h.Zone, tracked, blocked)
 	}
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
@@ -541,17 +522,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return caddyhttp.Error(http.StatusBadRequest, err)
 	}
 	d, canonURL, nonCanonical, normal := v.Decision, v.canonURL, v.nonCanonical, req.Target.Normal
-	h.metrics.decision(&d, req.UA.Class)
+	h.metrics.Decision(&d, req.UA.Class)
 	h.observe(r, &req, &d, snap) // admin_review.go: live statistics, placeholders
 	if d.BlockDropped {
-		h.metrics.blockDropped(h.Zone)
+		h.metrics.BlockDropped(h.Zone)
 	}
 	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
 		h.logDecision(&req, &d, ua, r, snap, &sig)
 	}
 	if d.Enforced() {
 		if d.Action == enforce.Tarpit {
-			h.hold(r.Context(), d.Hold)
+			h.tarpit.Hold(r.Context(), d.Hold)
 			w.Header().Set("Connection", "close")
 		}
 		return h.refuse(w, r, &d, snap.Policy)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotsguard/robotsguard/metrics"
 )
 
 // gathered returns the value of the series name{labels} in reg, and whether
@@ -42,6 +44,42 @@ func gathered(t *testing.T, reg *prometheus.Registry, name string, labels map[st
 		}
 	}
 	return 0, false
+}
+
+// metricValue returns the value of m's series name{labels}: name without
+// the caddy_robots_guard_ prefix, labels as pairs of name and value; 0
+// when m has no such series.
+func metricValue(m *metrics.Collectors, name string, labels ...string) float64 {
+	reg := prometheus.NewRegistry()
+	if err := m.Register(reg); err != nil {
+		panic(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range families {
+		if f.GetName() != metrics.Namespace+"_"+metrics.Subsystem+"_"+name {
+			continue
+		}
+	series:
+		for _, s := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range s.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for i := 0; i+1 < len(labels); i += 2 {
+				if got[labels[i]] != labels[i+1] {
+					continue series
+				}
+			}
+			if s.GetCounter() != nil {
+				return s.GetCounter().GetValue()
+			}
+			return s.GetGauge().GetValue()
+		}
+	}
+	return 0
 }
 
 // TestMetricsSurviveReload: a reload as Caddy does it (a new context with
@@ -82,7 +120,7 @@ func TestMetricsSurviveReload(t *testing.T) {
 	if got, _ := gathered(t, reg2, "caddy_robots_guard_decisions_total", deny); got != before+4 {
 		t.Errorf("after the reload: %v, want %v", got, before+4)
 	}
-	second.metrics.setTracked(zone, second.shared.store.Len(), 4)
+	second.metrics.SetTracked(zone, second.shared.store.Len(), 4)
 	if got, ok := gathered(t, reg2, "caddy_robots_guard_blocked_clients", map[string]string{"zone": zone}); got != 4 || !ok {
 		t.Errorf("blocked_clients %v (found %v), want 4", got, ok)
 	}

@@ -50,7 +50,7 @@ func BenchmarkRefusal(b *testing.B) {
 		d := caddy.Duration(repeats)
 		h := &Handler{Robots: robots, Zone: "bench-refusal", Verify: &VerifyConfig{Disabled: true}, Strikes: 1 << 30, Rates: map[string]caddy.Duration{"bot": 0}, LogRepeats: &d}
 		loggedHandler(b, h, zap.InfoLevel)
-		h.logger = jsonLogger(zapcore.AddSync(io.Discard), level)
+		h.decisions.SetLogger(jsonLogger(zapcore.AddSync(io.Discard), level))
 		return h
 	}
 	requests := func(errorRoutes bool) []*http.Request {

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -71,7 +70,7 @@ func loggedHandler(t testing.TB, h *Handler, level zapcore.Level) (*syncBuffer, 
 		t.Fatal(err)
 	}
 	buf := &syncBuffer{}
-	h.logger = jsonLogger(buf, level)
+	h.decisions.SetLogger(jsonLogger(buf, level))
 	before := decisionMetrics(t, ctx)
 	return buf, func() map[string]int {
 		out := map[string]int{}
@@ -228,7 +227,7 @@ func TestLogRepeats(t *testing.T) {
 		t.Fatalf("a new rule was not logged at once: %d lines, last %+v", len(full), full[len(full)-1])
 	}
 
-	h.repeats.flush(time.Now(), false)
+	h.decisions.Flush(time.Now())
 	sum, byKey, entries := reportOf(t, buf.String())
 	full, summaries = decisionLines(entries)
 	if len(full) != 8 || len(summaries) != 7 {
@@ -257,15 +256,13 @@ func TestLogRepeats(t *testing.T) {
 	// whole interval later closes the idle groups, so that the next
 	// refusal is logged in full again.
 	before := buf.String()
-	h.repeats.flush(time.Now(), false)
+	h.decisions.Flush(time.Now())
 	if buf.String() != before {
 		t.Errorf("a flush without repeats wrote:\n%s", strings.TrimPrefix(buf.String(), before))
 	}
-	h.repeats.flush(time.Now().Add(h.repeats.interval), false)
-	for i := range h.repeats.slots {
-		if h.repeats.slots[i].Load() != nil {
-			t.Fatalf("slot %d still holds a group after an idle interval", i)
-		}
+	h.decisions.Flush(time.Now().Add(h.decisions.Interval()))
+	if n := h.decisions.Groups(); n != 0 {
+		t.Fatalf("%d groups still held after an idle interval", n)
 	}
 	request(h, "192.0.2.1", uaRogue, "/a/again")
 	_, _, entries = reportOf(t, buf.String())
@@ -322,7 +319,7 @@ func TestLogRepeatsOff(t *testing.T) {
 	off := caddy.Duration(0)
 	h := &Handler{Robots: robots, Zone: "log-repeats-off", Verify: &VerifyConfig{Disabled: true}, Strikes: 1 << 30, Rates: map[string]caddy.Duration{"bot": 0}, LogRepeats: &off}
 	buf, _ := loggedHandler(t, h, zap.InfoLevel)
-	if h.repeats != nil {
+	if h.decisions.Interval() != 0 {
 		t.Fatal("log_repeats 0 made a repeat table")
 	}
 	for i := range 20 {
@@ -342,7 +339,7 @@ func TestLogRepeatsFiltered(t *testing.T) {
 	for i := range 20 {
 		request(h, fmt.Sprintf("192.0.2.%d", i), uaRogue, "/a/")
 	}
-	h.repeats.close(time.Now())
+	h.decisions.Close()
 	if buf.String() != "" {
 		t.Errorf("a filtered logger wrote:\n%s", buf.String())
 	}
@@ -376,19 +373,14 @@ func TestLogRepeatsBounded(t *testing.T) {
 				}
 				request(h, ip.String(), uaRogue, "/x")
 				if i%10_000 == 0 {
-					h.repeats.flush(time.Now(), false)
+					h.decisions.Flush(time.Now())
 				}
 			}
 		})
 	}
 	wg.Wait()
-	groups := 0
-	for i := range h.repeats.slots {
-		if h.repeats.slots[i].Load() != nil {
-			groups++
-		}
-	}
-	h.repeats.close(time.Now())
+	groups := h.decisions.Groups()
+	h.decisions.Close()
 	sum, byKey, entries := reportOf(t, buf.String())
 	if sum.Decisions != n || byKey["deny disallowed bot"] != metrics()["deny disallowed bot"] {
 		t.Errorf("report %d decisions (%v), metrics %v, want %d", sum.Decisions, byKey, metrics(), n)
@@ -402,8 +394,8 @@ func TestLogRepeatsBounded(t *testing.T) {
 	if flooders > n/200 {
 		t.Errorf("the flooding clients' %d requests wrote %d lines", n/2, flooders)
 	}
-	t.Logf("%d refusals (%d from 8 flooding clients, %d one-offs): %d lines (%d of them for the flooding clients), %d bytes; %d groups held (%d slots)",
-		n, n/2, n/2, len(entries), flooders, len(buf.String()), groups, len(h.repeats.slots))
+	t.Logf("%d refusals (%d from 8 flooding clients, %d one-offs): %d lines (%d of them for the flooding clients), %d bytes; %d groups held",
+		n, n/2, n/2, len(entries), flooders, len(buf.String()), groups)
 }
 
 // TestLogRepeatsNoAlloc: a repeat costs no allocation in the decision log.
@@ -424,44 +416,5 @@ func TestLogRepeatsNoAlloc(t *testing.T) {
 	h.logDecision(&req, &v.Decision, uaRogue, r, snap, nil) // the first, logged in full
 	if allocs := testing.AllocsPerRun(1000, func() { h.logDecision(&req, &v.Decision, uaRogue, r, snap, nil) }); allocs != 0 {
 		t.Errorf("a repeat allocates %v times", allocs)
-	}
-}
-
-// TestRoundSpan: a summary's span.
-func TestRoundSpan(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		10*time.Second + 4*time.Millisecond: "10s", 90 * time.Second: "1m30s", 2 * time.Minute: "2m",
-		time.Hour: "1h", time.Hour + 30*time.Minute: "1h30m", 250 * time.Millisecond: "250ms", -time.Second: "0s",
-	} {
-		if got := roundSpan(d); got != want {
-			t.Errorf("roundSpan(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
-// TestLogRepeatsKeepsShort: a group keeps at most maxKept bytes of what
-// the client chose (a 10 kB User-Agent, a long URI), cut at a character
-// boundary; the first line has them whole.
-func TestLogRepeatsKeepsShort(t *testing.T) {
-	robots := writeRobots(t, "User-agent: *\nDisallow: /a/\n")
-	h := &Handler{Robots: robots, Zone: "log-repeats-short", Verify: &VerifyConfig{Disabled: true}, Strikes: 1 << 30, Rates: map[string]caddy.Duration{"bot": 0}}
-	buf, _ := loggedHandler(t, h, zap.InfoLevel)
-	ua := "LongBot/1.0 " + strings.Repeat("é", 5000)
-	uri := "/a/" + strings.Repeat("x", 1000)
-	for range 3 {
-		request(h, "192.0.2.1", ua, uri)
-	}
-	h.repeats.close(time.Now())
-	_, _, entries := reportOf(t, buf.String())
-	full, summaries := decisionLines(entries)
-	if len(full) != 1 || len(summaries) != 1 || summaries[0].Repeats != 2 {
-		t.Fatalf("%d full lines, %d summaries", len(full), len(summaries))
-	}
-	if full[0].UserAgent != ua || full[0].URI != uri {
-		t.Errorf("the first line was cut")
-	}
-	s := summaries[0]
-	if len(s.UserAgent) > maxKept || !strings.HasPrefix(ua, s.UserAgent) || len(s.URI) != maxKept || !strings.HasPrefix(uri, s.URI) || !utf8.ValidString(s.UserAgent) {
-		t.Errorf("summary keeps %d bytes of the User-Agent, %d of the URI", len(s.UserAgent), len(s.URI))
 	}
 }

@@ -41,7 +41,7 @@ func (k carriedShare) Leave() { _, _ = carriedPool.Delete(string(k)) }
 func (h *Handler) sourceOptions() source.Options {
 	m := h.metrics
 	return source.Options{Additions: h.additions, Logger: h.opsLogger, Counters: source.Counters{
-		Reload: m.reload, Fetch: m.fetch, Missing: m.robotsMissing, Unreachable: m.robotsUnreachable,
+		Reload: m.Reload, Fetch: m.Fetch, Missing: m.RobotsMissing, Unreachable: m.RobotsUnreachable,
 	}}
 }
 

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -84,7 +82,7 @@ func TestZonePrefixAndDroppedBlocks(t *testing.T) {
 		serve(h, fmt.Sprintf("2001:db8:%x:%x::1", 0x100+i/0x10000, i%0x10000), uaFirefoxState, "/trap/")
 	}
 	blocked := len(zoneList(zone))
-	dropped := testutil.ToFloat64(h.metrics.dropped.WithLabelValues(zone))
+	dropped := metricValue(h.metrics, "blocks_dropped_total", "zone", zone)
 	if blocked > 64 || int(dropped)+blocked != 2000 {
 		t.Errorf("%d blocked (bound 64), %v dropped, want 2000 in all", blocked, dropped)
 	}

@@ -299,8 +299,9 @@ type storeMetrics struct {
 }
 
 // processStoreMetrics are the process's store collectors, registered on
-// each config's registry as the other collectors are (metrics.go), so that
-// they keep counting across reloads, as the pooled stores they count do.
+// each config's registry as the other collectors are (package metrics), so
+// that they keep counting across reloads, as the pooled stores they count
+// do.
 var processStoreMetrics = sync.OnceValue(func() *storeMetrics {
 	return &storeMetrics{
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{

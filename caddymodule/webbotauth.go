@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -88,13 +89,13 @@ func checkWebBotAuth(c *WebBotAuthConfig) (*signature.Config, error) {
 
 // newWebBotAuth sets up the verification of signed agents from a checked
 // configuration (nil: not configured), counting outcomes in m.
-func newWebBotAuth(c *signature.Config, classifier *uaclass.Classifier, m *metrics) (*webBotAuth, error) {
+func newWebBotAuth(c *signature.Config, classifier *uaclass.Classifier, m *metrics.Collectors) (*webBotAuth, error) {
 	if c == nil {
 		return nil, nil
 	}
 	w := &webBotAuth{classifier: classifier}
 	for _, o := range []signature.Outcome{signature.Verified, signature.Invalid, signature.Unverified} {
-		w.counters[o] = m.signatures.WithLabelValues(o.String())
+		w.counters[o] = m.Signature(o.String())
 	}
 	agents, err := signature.NewAgents(c, func(o signature.Outcome) {
 		if int(o) < len(w.counters) && w.counters[o] != nil {

@@ -79,6 +79,15 @@ const (
 	ReasonContentUsage Reason = "content_usage"
 )
 
+// Reasons are the reasons the engine gives, in a fixed order: a table
+// indexed by a reason's place here (the metrics' counters, the refusal
+// texts) needs no map.
+var Reasons = [...]Reason{
+	ReasonNone, ReasonRobotsTxt, ReasonAllowlisted, ReasonDisallowed,
+	ReasonCrawlDelay, ReasonRate, ReasonAddressRate, ReasonBlockedClient, ReasonTrap,
+	ReasonBadAgent, ReasonImpostor, ReasonBlockedClass, ReasonInvalid, ReasonContentUsage,
+}
+
 // UsageMode says what the engine does when the site's AI usage
 // preferences refuse a bot's purpose.
 type UsageMode uint8

@@ -1,7 +1,9 @@
-// Package report reads robots_guard's decision logs: the one log-entry type
-// that the handler writes and the report reads, the reader (plain and
-// gzip-rotated files, time and field filters), and the summary that
-// "caddy robots report" prints. It does not import Caddy.
+// Package report writes and reads robots_guard's decision logs: the one
+// log-entry type that the handler writes and the report reads, the writer
+// ([DecisionLog], which folds repeated refusals into summary lines with
+// log_repeats), the reader (plain and gzip-rotated files, time and field
+// filters), and the summary that "caddy robots report" prints. It does not
+// import Caddy.
 package report
 
 import (

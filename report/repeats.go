@@ -1,4 +1,4 @@
-package caddymodule
+package report
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
-	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -25,16 +24,6 @@ import (
 const (
 	repeatWays    = 4
 	repeatBuckets = 1024
-)
-
-// defaultLogRepeats is log_repeats' default: a flood of refusals from one
-// client writes one line per 10 seconds instead of one per request, and a
-// count reaches the log at most 10 seconds late. maxLogRepeats bounds it,
-// so that the log (and "caddy robots report") is never far behind the
-// metrics.
-const (
-	defaultLogRepeats = 10 * time.Second
-	maxLogRepeats     = time.Hour
 )
 
 // repeatClosed marks a closed group's count: far enough below zero that
@@ -60,7 +49,7 @@ type repeatKey struct {
 type repeatGroup struct {
 	key repeatKey
 	// entry is the line written in full; a summary line repeats it.
-	entry report.Entry
+	entry Entry
 	// count is the number of repeats not yet written; repeatClosed and
 	// below once the group is closed, after which a repeat starts a new
 	// group (and is logged in full).
@@ -107,9 +96,9 @@ func (g *repeatGroup) close() int64 {
 // has had no repeat since its last line, or else is logged in full (as
 // without log_repeats) until a flush frees a slot; so clients that flood
 // keep their groups. Nothing can be hidden: a decision that is not counted
-// is logged. Closing the table (on Cleanup) writes every count; a count is
-// never lost, since a request that finds its group closed is logged in
-// full instead.
+// is logged. Closing the table (DecisionLog.Close, on the handler's
+// Cleanup) writes every count; a count is never lost, since a request that
+// finds its group closed is logged in full instead.
 type repeatLog struct {
 	interval time.Duration
 	seed     maphash.Seed
@@ -169,7 +158,7 @@ func (t *repeatLog) count(k *repeatKey, hash uint64) bool {
 // start opens a group for a key whose decision was just logged in full as
 // e. Where the key's group was opened meanwhile by a concurrent request
 // (also logged in full), it does nothing.
-func (t *repeatLog) start(k repeatKey, hash uint64, e *report.Entry, now time.Time) {
+func (t *repeatLog) start(k repeatKey, hash uint64, e *Entry, now time.Time) {
 	if t.closed.Load() {
 		return
 	}
@@ -264,14 +253,17 @@ func (t *repeatLog) flush(now time.Time, final bool) {
 	}
 }
 
-// run flushes the table every interval until ctx is done.
-func (t *repeatLog) run(ctx context.Context) {
+// run flushes the table every interval until ctx is done or stop is
+// closed.
+func (t *repeatLog) run(ctx context.Context, stop <-chan struct{}) {
 	defer close(t.done)
 	tick := time.NewTicker(t.interval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-stop:
 			return
 		case now := <-tick.C:
 			t.flush(now, false)

@@ -1,0 +1,126 @@
+// Package metrics holds robots_guard's Prometheus collectors
+// ([Collectors]): the decisions by action, reason and User-Agent class,
+// the robots.txt loads and fetches, the tracked and blocked clients per
+// zone, the tarpit, and the Web Bot Auth outcomes, with nil-safe methods
+// that record them. Labels come only from closed sets (actions, reasons,
+// classes, results, zone names from the config), never from User-Agents,
+// IPs or paths. The collectors of the process ([Process]) are made once
+// and registered on the registry of each config Caddy loads, so that they
+// keep counting across reloads. The package does not import Caddy.
+package metrics
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotsguard/robotsguard/enforce"
+)
+
+// Namespace and Subsystem prefix every metric's name:
+// caddy_robots_guard_….
+const Namespace, Subsystem = "caddy", "robots_guard"
+
+// Collectors are robots_guard's collectors. The methods that record are
+// nil-safe: a nil *Collectors records nothing.
+type Collectors struct {
+	decisions  *prometheus.CounterVec
+	reloads    *prometheus.CounterVec
+	tracked    *prometheus.GaugeVec
+	blocked    *prometheus.GaugeVec
+	held       prometheus.Gauge
+	overflow   prometheus.Counter
+	missing    prometheus.Gauge
+	dropped    *prometheus.CounterVec
+	fetches    *prometheus.CounterVec
+	unreach    prometheus.Gauge
+	signatures *prometheus.CounterVec
+	// counters caches the children of decisions by action, reason (its
+	// place in enforce.Reasons) and class, filled on first use, so that
+	// counting a decision on the hot path takes no lock and hashes no
+	// labels.
+	counters [4][len(enforce.Reasons)][16]atomic.Pointer[counterRef]
+}
+
+// counterRef boxes a counter for an atomic pointer.
+type counterRef struct{ prometheus.Counter }
+
+// Process returns the collectors of the process, made on first use. Caddy
+// makes a new registry for every config it loads, so collectors made per
+// config would start again at zero on every "caddy reload"; these are
+// registered on each config's registry instead, as Caddy does with its own
+// admin and config metrics (and caddy-ratelimit with its collectors), so
+// the counters keep counting across reloads and restart only with the
+// process.
+var Process = sync.OnceValue(New)
+
+// New makes a new set of collectors, registered nowhere. Handlers use
+// Process; a new set keeps a test's counts apart.
+func New() *Collectors {
+	return &Collectors{
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "decisions_total",
+			Help: "Requests decided by robots_guard, by action, reason and User-Agent class.",
+		}, []string{"action", "reason", "class"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "policy_reloads_total",
+			Help: "robots.txt loads by result: ok, invalid, incomplete, error, missing (a robots.txt read from a URL counts ok, invalid and incomplete here, and its fetches in robots_fetches_total).",
+		}, []string{"result"}),
+		tracked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "tracked_clients",
+			Help: "Clients with state in the store, by zone.",
+		}, []string{"zone"}),
+		blocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "blocked_clients",
+			Help: "Clients blocked, by zone, as of the last sweep (every minute).",
+		}, []string{"zone"}),
+		held: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "tarpit_held",
+			Help: "Requests held in the tarpit now.",
+		}),
+		overflow: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "tarpit_full_total",
+			Help: "Tarpit decisions refused at once because tarpit_max requests were already held.",
+		}),
+		missing: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "robots_missing",
+			Help: "Handlers whose robots.txt is missing now: a file not found (enforcing no rules, or their last good rules), or a URL answered with a 4xx (no rules).",
+		}),
+		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "robots_fetches_total",
+			Help: "Fetches of a robots.txt read from a URL, by result: ok (2xx), not_modified (304), unavailable (4xx: no rules), unreachable (5xx, 408, 429, timeouts, connection errors, redirects not followed: the last good rules stay).",
+		}, []string{"result"}),
+		unreach: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "robots_unreachable",
+			Help: "Handlers whose robots.txt URL could not be fetched at the last try (enforcing their last good rules, or none before the first fetch).",
+		}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "blocks_dropped_total",
+			Help: "Blocks not stored because the zone already held max_blocks blocked addresses (the requests were refused all the same), by zone.",
+		}, []string{"zone"}),
+		signatures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "signatures_total",
+			Help: "Requests with Web Bot Auth signature headers, by outcome: verified, invalid, unverified.",
+		}, []string{"outcome"}),
+	}
+}
+
+// Register registers the collectors on reg (nil: none). Handlers of one
+// config share its registry, so a collector that is already registered
+// there is no error.
+func (m *Collectors) Register(reg *prometheus.Registry) error {
+	if reg == nil {
+		return nil
+	}
+	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.signatures} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) || are.ExistingCollector != c {
+				return err
+			}
+		}
+	}
+	return nil
+}

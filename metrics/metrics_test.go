@@ -1,0 +1,62 @@
+package metrics
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+// TestMetrics: collectors register on a fresh registry, register again
+// without error for a second handler of the same config, and are
+// nil-safe.
+func TestMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := New()
+	if err := m.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Register(reg); err != nil { // a second handler in the same config
+		t.Fatalf("second registration: %v", err)
+	}
+	if err := New().Register(reg); err == nil {
+		t.Error("other collectors of the same names registered")
+	}
+	d := enforce.Decision{Action: enforce.Deny, Reason: enforce.ReasonDisallowed}
+	m.Decision(&d, uaclass.AI)
+	m.Decision(&d, uaclass.AI)
+	m.Decision(&enforce.Decision{}, uaclass.Browser)
+	m.Decision(&enforce.Decision{Action: enforce.Tarpit, Reason: enforce.ReasonBlockedClient}, uaclass.Browser)
+	m.Decision(&enforce.Decision{Action: enforce.Tarpit, Reason: enforce.ReasonBlockedClient}, uaclass.Script)
+	m.Decision(&enforce.Decision{Action: enforce.Deny, Reason: "some_new_reason"}, uaclass.AI) // not cached
+	m.Reload("ok")
+	m.SetTracked("default", 42, 3)
+	if got := testutil.ToFloat64(m.decisions.WithLabelValues("deny", "disallowed", "ai")); got != 2 {
+		t.Errorf("deny/disallowed/ai = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.decisions.WithLabelValues("allow", "none", "browser")); got != 1 {
+		t.Errorf("allow/none/browser = %v", got)
+	}
+	for _, labels := range [][]string{{"tarpit", "blocked_client", "browser"}, {"tarpit", "blocked_client", "script"}, {"deny", "some_new_reason", "ai"}} {
+		if got := testutil.ToFloat64(m.decisions.WithLabelValues(labels...)); got != 1 {
+			t.Errorf("%v = %v, want 1", labels, got)
+		}
+	}
+	if got := testutil.ToFloat64(m.reloads.WithLabelValues("ok")); got != 1 {
+		t.Errorf("reloads ok = %v", got)
+	}
+	if got := testutil.ToFloat64(m.tracked.WithLabelValues("default")); got != 42 {
+		t.Errorf("tracked = %v", got)
+	}
+	if got := testutil.ToFloat64(m.blocked.WithLabelValues("default")); got != 3 {
+		t.Errorf("blocked = %v", got)
+	}
+	var nilMetrics *Collectors // a handler that was never provisioned
+	nilMetrics.Decision(&d, uaclass.AI)
+	nilMetrics.Reload("ok")
+	nilMetrics.SetTracked("x", 1, 0)
+	nilMetrics.Signature("verified").Inc()
+}

@@ -1,0 +1,130 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+// Decision counts a decision for a client of class. It takes no lock and
+// allocates nothing once the series was counted before.
+func (m *Collectors) Decision(d *enforce.Decision, class uaclass.Class) {
+	if m == nil {
+		return
+	}
+	r := 0
+	for r < len(enforce.Reasons) && enforce.Reasons[r] != d.Reason {
+		r++
+	}
+	if int(d.Action) >= len(m.counters) || r == len(enforce.Reasons) || int(class) >= len(m.counters[0][0]) {
+		m.decisionCounter(d, class).Inc()
+		return
+	}
+	slot := &m.counters[d.Action][r][class]
+	c := slot.Load()
+	if c == nil {
+		// Racing first uses store the same child.
+		c = &counterRef{m.decisionCounter(d, class)}
+		slot.Store(c)
+	}
+	c.Inc()
+}
+
+// decisionCounter returns the child of decisions for d and class.
+func (m *Collectors) decisionCounter(d *enforce.Decision, class uaclass.Class) prometheus.Counter {
+	reason := string(d.Reason)
+	if reason == "" {
+		reason = "none"
+	}
+	return m.decisions.WithLabelValues(d.Action.String(), reason, class.String())
+}
+
+// Reload counts a load of the robots.txt by its result: ok, invalid,
+// incomplete, error or missing.
+func (m *Collectors) Reload(result string) {
+	if m == nil {
+		return
+	}
+	m.reloads.WithLabelValues(result).Inc()
+}
+
+// SetTracked sets the zone's tracked- and blocked-clients gauges.
+func (m *Collectors) SetTracked(zone string, tracked, blocked int) {
+	if m == nil {
+		return
+	}
+	m.tracked.WithLabelValues(zone).Set(float64(tracked))
+	m.blocked.WithLabelValues(zone).Set(float64(blocked))
+}
+
+// DropZone drops the series of a zone that no handler uses any more (a
+// reload removed it), so that the process's collectors do not report its
+// last figures for as long as Caddy runs; a zone that comes back starts
+// from zero, as its state does.
+func (m *Collectors) DropZone(zone string) {
+	if m == nil {
+		return
+	}
+	m.tracked.DeleteLabelValues(zone)
+	m.blocked.DeleteLabelValues(zone)
+	m.dropped.DeleteLabelValues(zone)
+}
+
+// Tarpit records a request entering (+1) or leaving (-1) the tarpit, or
+// (0) one refused at once because the tarpit was full.
+func (m *Collectors) Tarpit(delta int) {
+	if m == nil {
+		return
+	}
+	if delta == 0 {
+		m.overflow.Inc()
+		return
+	}
+	m.held.Add(float64(delta))
+}
+
+// RobotsMissing records a robots.txt going missing (+1) or found again
+// (-1).
+func (m *Collectors) RobotsMissing(delta int) {
+	if m == nil {
+		return
+	}
+	m.missing.Add(float64(delta))
+}
+
+// BlockDropped counts a block the zone's store had no room for.
+func (m *Collectors) BlockDropped(zone string) {
+	if m == nil {
+		return
+	}
+	m.dropped.WithLabelValues(zone).Inc()
+}
+
+// Fetch counts a fetch of a robots.txt URL by its result.
+func (m *Collectors) Fetch(result string) {
+	if m == nil {
+		return
+	}
+	m.fetches.WithLabelValues(result).Inc()
+}
+
+// RobotsUnreachable records a robots.txt URL becoming unreachable (+1) or
+// fetched again (-1).
+func (m *Collectors) RobotsUnreachable(delta int) {
+	if m == nil {
+		return
+	}
+	m.unreach.Add(float64(delta))
+}
+
+// Signature returns the counter of requests with Web Bot Auth signature
+// headers of an outcome (verified, invalid, unverified), to count on the
+// hot path without hashing labels; of a nil m, a counter registered
+// nowhere.
+func (m *Collectors) Signature(outcome string) prometheus.Counter {
+	if m == nil {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: "signatures_total"})
+	}
+	return m.signatures.WithLabelValues(outcome)
+}
