@@ -2,8 +2,8 @@
 // github.com/robotsguard/robotsguard" imports: it registers the
 // http.handlers.robots_guard Caddy module, the robots_guard Caddyfile
 // directive and the "caddy robots" commands. The code lives in the
-// caddymodule, enforce, policy, uaclass, upstream, signature, report, audit
-// and review packages.
+// caddymodule, enforce, policy, uaclass, source, upstream, signature,
+// report, metrics, review, audit and cli packages (README, "Layout").
 package robotsguard
 
 import (

@@ -1,0 +1,87 @@
+package robotsguard
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestArchitecture checks the layout the README describes with "go list":
+// only caddymodule, the example Caddy main and this root package depend on
+// Caddy, directly or not, tests included; policy uses the standard library
+// only; and dependencies point one way: caddymodule -> enforce -> {policy,
+// uaclass}, and nothing below caddymodule imports it.
+func TestArchitecture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	const mod = "github.com/robotsguard/robotsguard"
+	usesCaddy := func(deps []string) bool {
+		return slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, "github.com/caddyserver/caddy") })
+	}
+	// The code: only these depend on Caddy.
+	code := goList(t, mod)
+	caddyOK := []string{mod, mod + "/caddymodule", mod + "/examples/caddy"}
+	for path, p := range code {
+		if usesCaddy(p.deps) && !slices.Contains(caddyOK, path) {
+			t.Errorf("%s depends on Caddy; only %v may", path, caddyOK)
+		}
+		if path != mod && !strings.HasPrefix(path, mod+"/examples/") && path != mod+"/caddymodule" && slices.Contains(p.imports, mod+"/caddymodule") {
+			t.Errorf("%s imports caddymodule: dependencies point the other way", path)
+		}
+	}
+	if !usesCaddy(code[mod+"/caddymodule"].deps) {
+		t.Error("caddymodule does not depend on Caddy: go list's answer is not what this test expects")
+	}
+	for _, d := range code[mod+"/policy"].deps {
+		if first, _, _ := strings.Cut(d, "/"); strings.Contains(first, ".") {
+			t.Errorf("policy depends on %s; it uses the standard library only", d)
+		}
+	}
+	for _, below := range []struct{ pkg, must string }{
+		{"/policy", "/uaclass"}, {"/policy", "/enforce"}, {"/uaclass", "/enforce"},
+	} {
+		if slices.Contains(code[mod+below.pkg].deps, mod+below.must) {
+			t.Errorf("%s depends on %s: dependencies point one way", below.pkg, below.must)
+		}
+	}
+	// The tests: those of the Caddy-free packages run without Caddy too.
+	for path, p := range goList(t, mod, "-test") {
+		if usesCaddy(p.deps) && !slices.Contains(caddyOK, path) && !strings.HasPrefix(path, mod+"/examples/") {
+			t.Errorf("the tests of %s depend on Caddy", path)
+		}
+	}
+}
+
+type listed struct{ imports, deps []string }
+
+// goList returns the module's packages with their imports and transitive
+// dependencies; with "-test", a package's test variants count as it.
+func goList(t *testing.T, mod string, flags ...string) map[string]listed {
+	t.Helper()
+	args := append([]string{"list", "-deps"}, flags...)
+	args = append(args, "-f", `{{.ImportPath}}|{{.Standard}}|{{join .Imports " "}}|{{join .Deps " "}}`, "./...")
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string]listed{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "|")
+		// "p [p.test]" and "p.test" are p's test variants.
+		path, _, _ := strings.Cut(f[0], " ")
+		path = strings.TrimSuffix(strings.TrimSuffix(path, ".test"), "_test")
+		if f[1] == "true" || !strings.HasPrefix(path, mod) {
+			continue
+		}
+		p := pkgs[path]
+		p.imports = append(p.imports, strings.Fields(f[2])...)
+		p.deps = append(p.deps, strings.Fields(f[3])...)
+		pkgs[path] = p
+	}
+	if len(pkgs) < 15 {
+		t.Fatalf("go list found only %d packages of the module", len(pkgs))
+	}
+	return pkgs
+}
