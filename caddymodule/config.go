@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -381,14 +380,4 @@ func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
 	}
 	opts.Ranges = ranges
 	return opts, nil
-}
-
-// unwrapPathError turns "open /x: no such file or directory" into
-// "/x: no such file or directory".
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
-	}
-	return err
 }
