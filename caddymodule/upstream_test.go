@@ -3,17 +3,11 @@ package caddymodule
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,128 +15,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/robotsguard/robotsguard/source"
+	"github.com/robotsguard/robotsguard/upstream/upstreamtest"
 )
-
-// testApp is an application that serves robots.txt from its state, as
-// WordPress or Discourse make theirs, and "app:<path>" for anything else.
-// It can be taken down (connection refused) and brought up again on the
-// same address.
-type testApp struct {
-	t    *testing.T
-	addr string
-
-	mu      sync.Mutex
-	status  int
-	body    string
-	etag    bool          // send ETags and answer If-None-Match with 304
-	delay   time.Duration // before answering robots.txt
-	extra   http.Header   // more response header fields
-	headers http.Header   // of the last robots.txt request
-	host    string        // of the last robots.txt request
-	srv     *http.Server
-
-	requests    atomic.Int64 // robots.txt requests
-	notModified atomic.Int64 // 304s sent
-}
-
-func newTestApp(t *testing.T, body string) *testApp {
-	t.Helper()
-	a := &testApp{t: t, status: 200, body: body, etag: true}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.addr = l.Addr().String()
-	a.serve(l)
-	t.Cleanup(a.down)
-	return a
-}
-
-func (a *testApp) url() string { return "http://" + a.addr + "/robots.txt" }
-
-func (a *testApp) serve(l net.Listener) {
-	srv := &http.Server{Handler: a}
-	a.mu.Lock()
-	a.srv = srv
-	a.mu.Unlock()
-	go srv.Serve(l)
-}
-
-func (a *testApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/robots.txt" {
-		fmt.Fprintf(w, "app:%s", r.URL.Path)
-		return
-	}
-	a.requests.Add(1)
-	a.mu.Lock()
-	status, body, etag, delay := a.status, a.body, a.etag, a.delay
-	a.headers, a.host = r.Header.Clone(), r.Host
-	for k, v := range a.extra {
-		w.Header()[k] = v
-	}
-	a.mu.Unlock()
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if status == 200 && etag {
-		sum := sha256.Sum256([]byte(body))
-		tag := `"` + hex.EncodeToString(sum[:6]) + `"`
-		w.Header().Set("ETag", tag)
-		if r.Header.Get("If-None-Match") == tag {
-			a.notModified.Add(1)
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(status)
-	io.WriteString(w, body)
-}
-
-// set changes what robots.txt answers.
-func (a *testApp) set(status int, body string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.status, a.body = status, body
-}
-
-func (a *testApp) lastRequest() (http.Header, string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.headers, a.host
-}
-
-// down stops the application: connections are refused.
-func (a *testApp) down() {
-	a.mu.Lock()
-	srv := a.srv
-	a.srv = nil
-	a.mu.Unlock()
-	if srv != nil {
-		srv.Close()
-	}
-}
-
-// up starts it again on the same address.
-func (a *testApp) up() {
-	a.t.Helper()
-	var l net.Listener
-	var err error
-	for range 50 {
-		if l, err = net.Listen("tcp", a.addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	a.serve(l)
-}
 
 // eventually waits for cond, polling, within a generous limit; it returns
 // how long it took.
@@ -168,12 +42,10 @@ func writeFile(t *testing.T, path, body string) {
 // TestUpstreamSlowStart: an application that does not answer holds up
 // Provision for source.FirstFetchWait at most; no rules apply until it answers.
 func TestUpstreamSlowStart(t *testing.T) {
-	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
-	app.mu.Lock()
-	app.delay = 4 * time.Second
-	app.mu.Unlock()
+	app := upstreamtest.New(t, "User-agent: *\nDisallow: /private/\n")
+	app.SetDelay(4 * time.Second)
 	start := time.Now()
-	h := provisionUpstream(t, `{"robots": "`+app.url()+`", "verify": {"disabled": true}}`)
+	h := provisionUpstream(t, `{"robots": "`+app.URL()+`", "verify": {"disabled": true}}`)
 	took := time.Since(start)
 	t.Logf("Provision returned after %v", took)
 	if took < source.FirstFetchWait || took > source.FirstFetchWait+5*time.Second {
@@ -211,8 +83,8 @@ func provisionUpstream(t *testing.T, js string) *Handler {
 // the configured Host and header fields, and serves the application's
 // file plus its own additions.
 func TestUpstreamHandler(t *testing.T) {
-	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
-	h := provisionUpstream(t, `{"robots": "`+app.url()+`", "robots_host": "www.example.com", "robots_headers": {"x-forwarded-proto": "https"},
+	app := upstreamtest.New(t, "User-agent: *\nDisallow: /private/\n")
+	h := provisionUpstream(t, `{"robots": "`+app.URL()+`", "robots_host": "www.example.com", "robots_headers": {"x-forwarded-proto": "https"},
 		"traps": ["/trap/"], "sitemaps": ["https://www.example.com/sitemap.xml"], "verify": {"disabled": true}}`)
 	snap := h.source.Snapshot()
 	if snap.Missing || snap.Policy.Match([]string{"examplebot"}, "/private/x").Allowed {
@@ -224,7 +96,7 @@ func TestUpstreamHandler(t *testing.T) {
 			t.Errorf("served robots.txt lacks %q:\n%s", want, served)
 		}
 	}
-	hdr, host := app.lastRequest()
+	hdr, host := app.LastRequest()
 	if host != "www.example.com" || hdr.Get("X-Forwarded-Proto") != "https" || !strings.HasPrefix(hdr.Get("User-Agent"), "robotsguard") {
 		t.Errorf("fetched with Host %q, headers %v", host, hdr)
 	}
@@ -238,32 +110,32 @@ func TestUpstreamHandler(t *testing.T) {
 // and then fetches its own; a config with another Host does not share
 // them; the carried file is released with the last handler.
 func TestUpstreamCarriedAcrossReloads(t *testing.T) {
-	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
-	cfg := `{"robots": "` + app.url() + `", "robots_refresh": "1s", "verify": {"disabled": true}}`
+	app := upstreamtest.New(t, "User-agent: *\nDisallow: /private/\n")
+	cfg := `{"robots": "` + app.URL() + `", "robots_refresh": "1s", "verify": {"disabled": true}}`
 	old := provisionUpstream(t, cfg)
 	if old.source.Snapshot().Policy.Match([]string{"examplebot"}, "/private/x").Allowed {
 		t.Fatal("no rules at start")
 	}
-	app.down()
+	app.Down()
 	start := time.Now()
-	next := provisionUpstream(t, `{"robots": "`+app.url()+`", "robots_refresh": "1s", "strikes": 9, "verify": {"disabled": true}}`)
+	next := provisionUpstream(t, `{"robots": "`+app.URL()+`", "robots_refresh": "1s", "strikes": 9, "verify": {"disabled": true}}`)
 	took := time.Since(start)
 	if next.source.Snapshot().Missing || next.source.Snapshot().Policy.Match([]string{"examplebot"}, "/private/x").Allowed {
 		t.Fatal("the reload dropped the rules while the application was down")
 	}
 	t.Logf("the reload provisioned in %v with the carried rules", took)
-	other := provisionUpstream(t, `{"robots": "`+app.url()+`", "robots_host": "other.example", "verify": {"disabled": true}}`)
+	other := provisionUpstream(t, `{"robots": "`+app.URL()+`", "robots_host": "other.example", "verify": {"disabled": true}}`)
 	if !other.source.Snapshot().Missing {
 		t.Error("a config with another Host got the carried rules")
 	}
 	_ = old.Cleanup()
 	// The new config fetches its own once the application is back.
-	app.set(200, "User-agent: *\nDisallow: /drafts/\n")
-	app.up()
+	app.Set(200, "User-agent: *\nDisallow: /drafts/\n")
+	app.Up()
 	eventually(t, "the new config's refresh", 10*time.Second, func() bool {
 		return !next.source.Snapshot().Policy.Match([]string{"examplebot"}, "/drafts/x").Allowed
 	})
-	key := source.Key(app.url(), "", nil)
+	key := source.Key(app.URL(), "", nil)
 	if n, ok := carriedPool.References(key); !ok || n != 1 {
 		t.Errorf("carried references %d %v, want 1", n, ok)
 	}
@@ -278,27 +150,25 @@ func TestUpstreamCarriedAcrossReloads(t *testing.T) {
 // connections behind when they are cleaned up, whether the application
 // answers, hangs or is down.
 func TestUpstreamNoLeaks(t *testing.T) {
-	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
+	app := upstreamtest.New(t, "User-agent: *\nDisallow: /private/\n")
 	settle := func() int {
 		time.Sleep(200 * time.Millisecond)
 		runtime.GC()
 		return runtime.NumGoroutine()
 	}
-	provisionUpstream(t, `{"robots": "`+app.url()+`", "verify": {"disabled": true}}`) // warm up
+	provisionUpstream(t, `{"robots": "`+app.URL()+`", "verify": {"disabled": true}}`) // warm up
 	g0 := settle()
 	for i := range 20 {
 		var h Handler
-		js := `{"robots": "` + app.url() + `", "robots_refresh": "1s", "verify": {"disabled": true}, "burst": ` + fmt.Sprint(i+1) + `}`
+		js := `{"robots": "` + app.URL() + `", "robots_refresh": "1s", "verify": {"disabled": true}, "burst": ` + fmt.Sprint(i+1) + `}`
 		if err := caddy.StrictUnmarshalJSON([]byte(js), &h); err != nil {
 			t.Fatal(err)
 		}
 		switch i % 3 {
 		case 1:
-			app.mu.Lock()
-			app.delay = 5 * time.Second // a fetch in flight at cleanup
-			app.mu.Unlock()
+			app.SetDelay(5 * time.Second) // a fetch in flight at cleanup
 		case 2:
-			app.down()
+			app.Down()
 		}
 		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 		if err := h.Provision(ctx); err != nil {
@@ -307,11 +177,9 @@ func TestUpstreamNoLeaks(t *testing.T) {
 		_ = h.Cleanup()
 		cancel()
 		if i%3 == 2 {
-			app.up()
+			app.Up()
 		}
-		app.mu.Lock()
-		app.delay = 0
-		app.mu.Unlock()
+		app.SetDelay(0)
 	}
 	g1 := settle()
 	t.Logf("20 handlers: goroutines %d -> %d", g0, g1)
@@ -326,11 +194,11 @@ func TestUpstreamNoLeaks(t *testing.T) {
 // 403 on a disallowed path, not 502) and across a config reload made
 // while it is down; a 404 clears them.
 func TestIntegrationUpstream(t *testing.T) {
-	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
+	app := upstreamtest.New(t, "User-agent: *\nDisallow: /private/\n")
 	s := newSite(t, "")
-	s.robots = app.url()
+	s.robots = app.URL()
 	s.backend.Close()
-	s.backend.URL = "http://" + app.addr // the application serves the pages too
+	s.backend.URL = "http://" + app.Addr() // the application serves the pages too
 	options := "verify off\n\t\tstrikes 1000\n\t\tcrawl_delay 1ms\n\t\trobots_refresh 1s"
 	tester := caddytest.NewTester(t)
 	tester.InitServer(s.config("", options), "caddyfile")
@@ -342,11 +210,11 @@ func TestIntegrationUpstream(t *testing.T) {
 	if body != "app:/drafts/x" {
 		t.Errorf("allowed page body %q", body)
 	}
-	app.set(200, "User-agent: *\nDisallow: /drafts/\n")
+	app.Set(200, "User-agent: *\nDisallow: /drafts/\n")
 	took := waitFor(t, tester, "/drafts/x", bot, 403, 10*time.Second)
 	t.Logf("a change in the application took effect in %v (refresh 1s)", took)
 
-	app.down()
+	app.Down()
 	time.Sleep(1500 * time.Millisecond) // at least one failed refresh
 	resp, body = get(t, tester, "GET", "/drafts/x", bot)
 	expectStatus(t, "disallowed while the application is down", resp, body, 403)
@@ -363,8 +231,8 @@ func TestIntegrationUpstream(t *testing.T) {
 		t.Errorf("served robots.txt after the reload:\n%s", body)
 	}
 
-	app.up()
-	app.set(404, "")
+	app.Up()
+	app.Set(404, "")
 	took = waitFor(t, tester, "/drafts/x", bot, 200, 10*time.Second)
 	t.Logf("a 404 cleared the rules in %v", took)
 	metrics := adminMetrics(t)
@@ -410,10 +278,10 @@ func TestIntegrationUpstreamSelf(t *testing.T) {
 // as the handler does: its rules decide; a 404 means no rules; an
 // application that cannot be reached is an error, not "no rules".
 func TestCommandsReadApplication(t *testing.T) {
-	app := newTestApp(t, "User-agent: *\nDisallow: /private/\n")
+	app := upstreamtest.New(t, "User-agent: *\nDisallow: /private/\n")
 	cfg := tempFile(t, "Caddyfile", `shop.example.com {
 	robots_guard {
-		robots `+app.url()+`
+		robots `+app.URL()+`
 		robots_host shop.example.com
 		trap /private-archive/
 	}
@@ -424,15 +292,15 @@ func TestCommandsReadApplication(t *testing.T) {
 	if want := "disallowed\thttps://shop.example.com/private/x\t(group *; line 2: Disallow: /private/)\nallowed\thttps://shop.example.com/about\t(group *; no rule matches)\nrefused\thttps://shop.example.com/private-archive/x\t(trap)\n"; out != want {
 		t.Errorf("check --config:\n got %q\nwant %q", out, want)
 	}
-	if _, host := app.lastRequest(); host != "shop.example.com" {
+	if _, host := app.LastRequest(); host != "shop.example.com" {
 		t.Errorf("fetched with Host %q", host)
 	}
-	app.set(404, "")
+	app.Set(404, "")
 	out = checkOut(t, "", "--config", cfg, "-A", "ExampleBot/1.0", "https://shop.example.com/private/x")
 	if !strings.HasPrefix(out, "allowed\thttps://shop.example.com/private/x") {
 		t.Errorf("check --config after a 404: %q", out)
 	}
-	app.down()
+	app.Down()
 	cmd := checkCommand()
 	cmd.SetArgs([]string{"--config", cfg, "-A", "ExampleBot/1.0", "https://shop.example.com/private/x"})
 	cmd.SetOut(io.Discard)
@@ -442,8 +310,8 @@ func TestCommandsReadApplication(t *testing.T) {
 	}
 
 	// audit --root with the application's robots.txt.
-	app.up()
-	app.set(200, "User-agent: *\nDisallow: /private/\n")
+	app.Up()
+	app.Set(200, "User-agent: *\nDisallow: /private/\n")
 	root := t.TempDir()
 	writeFile(t, root+"/index.html", `<html><body><a href="/private/plan.html">plan</a></body></html>`)
 	if err := os.MkdirAll(root+"/private", 0o755); err != nil {
@@ -452,7 +320,7 @@ func TestCommandsReadApplication(t *testing.T) {
 	writeFile(t, root+"/private/plan.html", `<html><body>plan</body></html>`)
 	ac := auditCommand()
 	var buf bytes.Buffer
-	ac.SetArgs([]string{"--root", root, "--robots", app.url(), "--json", "--quiet"})
+	ac.SetArgs([]string{"--root", root, "--robots", app.URL(), "--json", "--quiet"})
 	ac.SetOut(&buf)
 	ac.SetErr(io.Discard)
 	if err := ac.Execute(); err != nil {
