@@ -310,7 +310,6 @@ type Handler struct {
 	metrics                    *metrics.Collectors
 	shared                     *sharedState
 	fleet                      *redisstore.Store // the zone's Redis store, or nil
-	storeMetrics               *storeMetrics
 	blocked                    []uaclass.Class
 	index                      policy.RobotsTagRules
 	usage                      policy.UsageRules

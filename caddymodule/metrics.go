@@ -6,10 +6,6 @@ import (
 	"github.com/robotsguard/robotsguard/metrics"
 )
 
-// metricsNamespace and metricsSubsystem prefix the names of the store's
-// collectors (store.go) as they do the others'.
-const metricsNamespace, metricsSubsystem = metrics.Namespace, metrics.Subsystem
-
 // sharedMetrics registers the process's collectors (metrics.Process) on
 // reg, the registry of the config being provisioned (nil: none), and
 // returns them.

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -140,17 +138,17 @@ func (rs *RedisStore) join(h *Handler) (*redisstore.Store, error) {
 	s := v.(*pooledStore).store
 	// The store outlives this config: its hooks are this config's logger
 	// (the metrics are the process's).
-	zone, log, m := h.Zone, h.opsLogger, h.storeMetrics
-	m.setUp(zone, s.Up())
+	zone, log, m := h.Zone, h.opsLogger, h.metrics
+	m.SetStoreUp(zone, s.Up())
 	s.SetHooks(redisstore.Hooks{
-		Fallback: func() { m.fallback(zone) },
+		Fallback: func() { m.StoreFallback(zone) },
 		Down: func(err error) {
-			m.setUp(zone, false)
+			m.SetStoreUp(zone, false)
 			log.Warn("the Redis store cannot be reached; deciding without it until it answers again",
 				zap.String("zone", zone), zap.String("on_error", set.OnError.String()), zap.Error(err))
 		},
 		Up: func() {
-			m.setUp(zone, true)
+			m.SetStoreUp(zone, true)
 			log.Info("the Redis store answers again", zap.String("zone", zone))
 		},
 	})
@@ -172,10 +170,6 @@ func (rs *RedisStore) Cleanup() error {
 func (h *Handler) openStore(ctx caddy.Context) (enforce.Store, error) {
 	if len(h.StoreRaw) == 0 {
 		return h.shared.store, nil
-	}
-	var err error
-	if h.storeMetrics, err = sharedStoreMetrics(ctx.GetMetricsRegistry()); err != nil {
-		return nil, fmt.Errorf("robots_guard: registering metrics: %v", err)
 	}
 	mod, err := ctx.LoadModule(h, "StoreRaw")
 	if err != nil {
@@ -289,65 +283,6 @@ func readStore(h *Handler, r *optionReader) error {
 	r.opt = outer
 	h.StoreRaw = caddyconfig.JSONModuleObject(rs, "module", "redis", nil)
 	return nil
-}
-
-// storeMetrics count the requests decided without the shared store, and
-// whether it answers, by zone. The methods are nil-safe.
-type storeMetrics struct {
-	fallbacks *prometheus.CounterVec
-	up        *prometheus.GaugeVec
-}
-
-// processStoreMetrics are the process's store collectors, registered on
-// each config's registry as the other collectors are (package metrics), so
-// that they keep counting across reloads, as the pooled stores they count
-// do.
-var processStoreMetrics = sync.OnceValue(func() *storeMetrics {
-	return &storeMetrics{
-		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "store_fallbacks_total",
-			Help: "Requests decided without the shared (Redis) store because it could not be reached, as on_error says, by zone.",
-		}, []string{"zone"}),
-		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "store_up",
-			Help: "1 while the zone's shared (Redis) store answers, 0 while requests are decided without it.",
-		}, []string{"zone"}),
-	}
-})
-
-// sharedStoreMetrics registers the process's store collectors on reg (nil:
-// none) and returns them.
-func sharedStoreMetrics(reg *prometheus.Registry) (*storeMetrics, error) {
-	m := processStoreMetrics()
-	if reg == nil {
-		return m, nil
-	}
-	for _, c := range []prometheus.Collector{m.fallbacks, m.up} {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) || are.ExistingCollector != c {
-				return nil, err
-			}
-		}
-	}
-	return m, nil
-}
-
-func (m *storeMetrics) fallback(zone string) {
-	if m != nil {
-		m.fallbacks.WithLabelValues(zone).Inc()
-	}
-}
-
-func (m *storeMetrics) setUp(zone string, up bool) {
-	if m == nil {
-		return
-	}
-	v := 0.0
-	if up {
-		v = 1
-	}
-	m.up.WithLabelValues(zone).Set(v)
 }
 
 // fleetOf returns a Redis store of the zone in use, or nil.

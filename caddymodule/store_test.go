@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/robotsguard/robotsguard/enforce/redisstore/redistest"
 )
 
@@ -91,7 +89,7 @@ func TestRedisStoreHandler(t *testing.T) {
 	if throttled == 0 {
 		t.Errorf("without Redis the local state throttled nothing: %v", codes)
 	}
-	if n := testutil.ToFloat64(a.storeMetrics.fallbacks.WithLabelValues(zone)); n < 8 {
+	if n := metricValue(a.metrics, "store_fallbacks_total", "zone", zone); n < 8 {
 		t.Errorf("store_fallbacks_total = %v, want at least 8", n)
 	}
 	srv.Restart()

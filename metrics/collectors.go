@@ -1,8 +1,8 @@
 // Package metrics holds robots_guard's Prometheus collectors
 // ([Collectors]): the decisions by action, reason and User-Agent class,
 // the robots.txt loads and fetches, the tracked and blocked clients per
-// zone, the tarpit, and the Web Bot Auth outcomes, with nil-safe methods
-// that record them. Labels come only from closed sets (actions, reasons,
+// zone, the tarpit, the Web Bot Auth outcomes and the shared store's
+// health, with nil-safe methods that record them. Labels come only from closed sets (actions, reasons,
 // classes, results, zone names from the config), never from User-Agents,
 // IPs or paths. The collectors of the process ([Process]) are made once
 // and registered on the registry of each config Caddy loads, so that they
@@ -37,6 +37,8 @@ type Collectors struct {
 	fetches    *prometheus.CounterVec
 	unreach    prometheus.Gauge
 	signatures *prometheus.CounterVec
+	fallbacks  *prometheus.CounterVec // of the shared (Redis) store
+	storeUp    *prometheus.GaugeVec
 	// counters caches the children of decisions by action, reason (its
 	// place in enforce.Reasons) and class, filled on first use, so that
 	// counting a decision on the hot path takes no lock and hashes no
@@ -104,6 +106,14 @@ func New() *Collectors {
 			Namespace: Namespace, Subsystem: Subsystem, Name: "signatures_total",
 			Help: "Requests with Web Bot Auth signature headers, by outcome: verified, invalid, unverified.",
 		}, []string{"outcome"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "store_fallbacks_total",
+			Help: "Requests decided without the shared (Redis) store because it could not be reached, as on_error says, by zone.",
+		}, []string{"zone"}),
+		storeUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "store_up",
+			Help: "1 while the zone's shared (Redis) store answers, 0 while requests are decided without it.",
+		}, []string{"zone"}),
 	}
 }
 
@@ -114,7 +124,7 @@ func (m *Collectors) Register(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.signatures} {
+	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.signatures, m.fallbacks, m.storeUp} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) || are.ExistingCollector != c {

@@ -128,3 +128,23 @@ func (m *Collectors) Signature(outcome string) prometheus.Counter {
 	}
 	return m.signatures.WithLabelValues(outcome)
 }
+
+// StoreFallback counts a request of the zone decided without the shared
+// (Redis) store.
+func (m *Collectors) StoreFallback(zone string) {
+	if m != nil {
+		m.fallbacks.WithLabelValues(zone).Inc()
+	}
+}
+
+// SetStoreUp records whether the zone's shared (Redis) store answers.
+func (m *Collectors) SetStoreUp(zone string, up bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.storeUp.WithLabelValues(zone).Set(v)
+}
