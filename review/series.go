@@ -1,6 +1,7 @@
 package review
 
 import (
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -8,13 +9,14 @@ import (
 )
 
 // series counts requests per time step, class and outcome, in a ring of
-// slots. Adding takes no lock: a slot is reset by the first add of a new
-// step (a count racing that reset at the step's first instant may be
-// lost).
+// slots. Adding takes no lock: the first add of a new step marks its slot
+// as being reset (a negative stamp), clears it, then stamps it; an add that
+// finds the mark waits the few nanoseconds of the clearing, so that no
+// count is lost to it.
 type series struct {
 	step   int64 // nanoseconds
 	slots  int
-	stamps []atomic.Int64  // the step each slot holds (step number + 1; 0: empty)
+	stamps []atomic.Int64  // the step each slot holds (step number + 1; 0: empty; negated while it is reset)
 	counts []atomic.Uint32 // [slot][class][outcome]
 	latest atomic.Int64    // the latest step number seen
 }
@@ -34,15 +36,25 @@ func (s *series) add(t int64, c uaclass.Class, o Outcome) {
 	n := t / s.step
 	slot := int(n % int64(s.slots))
 	stamp := &s.stamps[slot]
-	if old := stamp.Load(); old != n+1 {
-		if old > n+1 {
+	for {
+		old := stamp.Load()
+		if old == n+1 {
+			break
+		}
+		if old > n+1 || -old > n+1 {
 			return // older than the ring holds
 		}
-		if stamp.CompareAndSwap(old, n+1) {
+		if old < 0 {
+			runtime.Gosched() // another add is clearing the slot
+			continue
+		}
+		if stamp.CompareAndSwap(old, -(n + 1)) {
 			base := slot * numClasses * int(numOutcomes)
 			for i := base; i < base+numClasses*int(numOutcomes); i++ {
 				s.counts[i].Store(0)
 			}
+			stamp.Store(n + 1)
+			break
 		}
 	}
 	s.counts[(slot*numClasses+int(c))*int(numOutcomes)+int(o)].Add(1)

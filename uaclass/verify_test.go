@@ -24,7 +24,9 @@ type testDNS struct {
 	addrs   map[string][]netip.Addr // name -> A and AAAA answers
 	silent  map[string]bool         // names the server does not answer
 	queries atomic.Int64            // PTR queries seen
-	mu      sync.Mutex              // guards the maps once the server runs
+	// mu guards the maps: a lookup left running by an earlier test can
+	// reach this server when it reuses that test's port.
+	mu sync.Mutex
 }
 
 func startTestDNS(t testing.TB) *testDNS {
@@ -44,6 +46,8 @@ func startTestDNS(t testing.TB) *testDNS {
 // host adds a name with its address and, unless ptr is "", a PTR record for
 // the address pointing at ptr.
 func (s *testDNS) host(ip, name, ptr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	a := netip.MustParseAddr(ip)
 	if name != "" {
 		s.addrs[dns.Fqdn(name)] = append(s.addrs[dns.Fqdn(name)], a)
@@ -111,7 +115,9 @@ func TestVerifyDNS(t *testing.T) {
 	srv.host("1.2.3.5", "host.evil.example", "host.evil.example")
 	srv.host("1.2.3.9", "", "googlebot.com.evil.example")
 	rev, _ := dns.ReverseAddr("1.2.3.7")
+	srv.mu.Lock()
 	srv.silent[rev] = true
+	srv.mu.Unlock()
 
 	c := newTestClassifier(t)
 	gb := c.Classify(googlebotUA)
