@@ -7,8 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
+
+	"github.com/robotsguard/robotsguard/internal/readfile"
 )
 
 // Key is one public key of an agent, from a key directory or a pinned JWKS
@@ -101,35 +102,15 @@ func parseJWKS(data []byte, strict bool) (map[string]*Key, error) {
 // that a wrong path (a device, a FIFO, a huge file) cannot hang or exhaust
 // the config load; see [ParseJWKS].
 func LoadJWKS(path string, maxSize int64) (map[string]*Key, error) {
-	st, err := os.Stat(path)
+	data, err := readfile.Bounded(path, maxSize)
 	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if st.Size() > maxSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxSize)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, unwrapPathError(err)
+		return nil, err
 	}
 	keys, err := ParseJWKS(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return keys, nil
-}
-
-// unwrapPathError turns "open /x: no such file or directory" into
-// "/x: no such file or directory".
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
-	}
-	return err
 }
 
 func (j *jwk) key() (*Key, error) {

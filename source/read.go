@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/robotsguard/robotsguard/internal/readfile"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/upstream"
 )
@@ -89,7 +90,7 @@ func Read(ctx context.Context, robots, host string, header map[string]string) (d
 			err = nil // what was read is what a handler would install at start
 		}
 		if err != nil {
-			return nil, robots, fmt.Errorf("robots: %v", unwrapPathError(err))
+			return nil, robots, fmt.Errorf("robots: %v", readfile.PathError(err))
 		}
 		return data, robots, nil
 	}
@@ -108,14 +109,4 @@ func Read(ctx context.Context, robots, host string, header map[string]string) (d
 		return nil, from + ": no rules", nil
 	}
 	return nil, from, fmt.Errorf("robots: %s could not be fetched: %s", f.URL(), res.Cause())
-}
-
-// unwrapPathError turns "open /x: no such file or directory" into
-// "/x: no such file or directory".
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
-	}
-	return err
 }

@@ -2,15 +2,13 @@ package uaclass
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/netip"
-	"os"
 	"slices"
 	"strings"
 
+	"github.com/robotsguard/robotsguard/internal/readfile"
 	"github.com/robotsguard/robotsguard/policy"
 )
 
@@ -22,24 +20,9 @@ import (
 // It reads at most maxSize bytes of a regular file, so that a wrong path (a
 // device, a FIFO, a huge file) cannot hang or exhaust the config load.
 func LoadRanges(path string, maxSize int64) ([]netip.Prefix, error) {
-	st, err := os.Stat(path)
+	data, err := readfile.Bounded(path, maxSize)
 	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if st.Size() > maxSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxSize)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSize))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %v", path, err)
+		return nil, err
 	}
 	prefixes, err := ParseRanges(data)
 	if err != nil {
@@ -78,16 +61,6 @@ func ReadRanges(files map[string]string, maxSize int64) (map[string][]netip.Pref
 		ranges[t] = prefixes
 	}
 	return ranges, nil
-}
-
-// unwrapPathError turns "open /x: no such file or directory" into
-// "/x: no such file or directory".
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
-	}
-	return err
 }
 
 // ParsePrefix reads a CIDR (masked) or a single IP (its own prefix).
