@@ -19,34 +19,15 @@ import (
 	"github.com/robotsguard/robotsguard/upstream"
 )
 
-// configError is a bad configuration value: the option's JSON path (e.g.
-// "tarpit_max", "verify.wait", "block_classes[1]") and what is wrong with
-// it. The Caddyfile adapter maps the path back to the option and line that
-// set it.
-type configError struct {
-	path string // "" for a problem of the configuration as a whole
-	err  error
-}
-
-func (e *configError) Error() string {
-	if e.path == "" {
-		return "robots_guard: " + e.err.Error()
-	}
-	return "robots_guard: " + e.path + ": " + e.err.Error()
-}
-
-func (e *configError) Unwrap() error { return e.err }
-
-// bad returns a configError for path.
+// A bad configuration value is an *enforce.FieldError: the option's JSON
+// path (e.g. "tarpit_max", "verify.wait", "block_classes[1]"), "" for the
+// configuration as a whole, and what is wrong with it. The Caddyfile
+// adapter maps the path back to the option and line that set it.
 func bad(path, format string, args ...any) error {
-	return &configError{path: path, err: fmt.Errorf(format, args...)}
+	return fieldError(path, fmt.Errorf(format, args...))
 }
 
-// The messages for out-of-range numbers, shared with the Caddyfile reader,
-// which refuses an explicit zero where the JSON form reads zero as "the
-// default".
-func errAboveZero(d time.Duration) error { return fmt.Errorf("must be above 0, got %v", d) }
-func errAtLeast(least, n int) error      { return fmt.Errorf("must be at least %d, got %d", least, n) }
+func fieldError(path string, err error) error { return &enforce.FieldError{Field: path, Err: err} }
 
 // settings is what the checked configuration gives Provision, besides the
 // defaults checkConfig writes into the Handler's own fields.
@@ -74,139 +55,60 @@ type settings struct {
 // Caddyfile adapter calls it on a copy, so that a bad value fails
 // `caddy adapt` with its line. It writes only the Handler's top-level
 // fields, never what they point to, so that a shallow copy protects the
-// original. Its errors are *configError.
+// original. Its errors wrap an *enforce.FieldError.
 //
-// A new option gets its check here, next to the others, in the order of
-// the Handler's fields.
+// The engine's options are checked by the package that owns them
+// (enforce.Settings.Check), as are the Redis store's, the robots URL's, the
+// range files' and the pinned keys'; a new option gets its check there or
+// here, next to the others.
 func (h *Handler) checkConfig() (*settings, error) {
+	s, err := h.check()
+	if err != nil {
+		return nil, fmt.Errorf("robots_guard: %w", err)
+	}
+	return s, nil
+}
+
+// check is checkConfig without the "robots_guard: " its errors get.
+func (h *Handler) check() (*settings, error) {
 	s := &settings{}
-	cfg := &s.engine
-	switch h.Mode {
-	case "":
+	rates := map[string]time.Duration{}
+	for name, d := range h.Rates {
+		rates[name] = time.Duration(d)
+	}
+	cfg, err := enforce.Settings{
+		Mode: h.Mode, BlockClasses: h.BlockClasses, Traps: h.Traps,
+		CrawlDelay: time.Duration(h.CrawlDelay), Rates: rates,
+		Burst: h.Burst, Grace: h.Grace, Strikes: h.Strikes, AddressStrikes: h.AddressStrikes,
+		IPv4Prefix: h.IPv4Prefix, IPv6Prefix: h.IPv6Prefix,
+		Window: time.Duration(h.Window), Cooldown: time.Duration(h.Cooldown),
+		MaxCooldown: time.Duration(h.MaxCooldown), Tarpit: time.Duration(h.Tarpit),
+		EscalateVerifiedSearch: h.EscalateVerifiedSearch, AllowBadAgents: h.AllowBadAgents,
+		AllowImpostors: h.AllowImpostors, UserTriggeredSkipGlobal: h.UserTriggeredSkipGlobal,
+		AllowIPs: h.AllowIPs, AllowTokens: h.AllowTokens, ContentUsage: h.ContentUsage,
+		MaxClients: h.MaxClients, MaxBlocks: h.MaxBlocks, StateTTL: time.Duration(h.StateTTL),
+	}.Check()
+	if err != nil {
+		return nil, err
+	}
+	s.engine, s.blocked = cfg, cfg.BlockClasses
+	if h.Mode == "" {
 		h.Mode = "enforce"
-	case "enforce":
-	case "dry_run":
-		cfg.DryRun = true
-	default:
-		return nil, bad("mode", "unknown mode %q (want enforce or dry_run)", h.Mode)
 	}
 	if err := h.checkRobots(s); err != nil {
 		return nil, err
 	}
 	h.serve = h.ServeRobots == nil || *h.ServeRobots
-	for i, name := range h.BlockClasses {
-		c, err := uaclass.ParseClass(name)
-		if err != nil {
-			return nil, &configError{fmt.Sprintf("block_classes[%d]", i), err}
-		}
-		if c == uaclass.Browser {
-			return nil, bad(fmt.Sprintf("block_classes[%d]", i), "refusing to block browsers")
-		}
-		s.blocked = append(s.blocked, c)
-	}
-	cfg.BlockClasses = s.blocked
-	for i, t := range h.Traps {
-		if t == "" || t[0] != '/' && t[0] != '*' {
-			return nil, bad(fmt.Sprintf("traps[%d]", i), "path %q must start with '/' or '*'", t)
-		}
-	}
-	cfg.Traps = h.Traps
 	for i, u := range h.Sitemaps {
 		if err := policy.CheckSitemap(u); err != nil {
-			return nil, &configError{fmt.Sprintf("sitemaps[%d]", i), err}
+			return nil, fieldError(fmt.Sprintf("sitemaps[%d]", i), err)
 		}
-	}
-	if h.CrawlDelay < 0 {
-		return nil, &configError{"crawl_delay", errAboveZero(time.Duration(h.CrawlDelay))}
-	}
-	if h.CrawlDelay != 0 || len(h.Rates) > 0 {
-		cfg.ClassRates = map[uaclass.Class]time.Duration{}
-		for c, d := range enforce.DefaultClassRates {
-			cfg.ClassRates[c] = d
-		}
-		if h.CrawlDelay != 0 {
-			for _, c := range uaclass.Classes() {
-				if c != uaclass.Browser {
-					cfg.ClassRates[c] = time.Duration(h.CrawlDelay)
-				}
-			}
-		}
-		for _, name := range slices.Sorted(maps.Keys(h.Rates)) {
-			c, err := uaclass.ParseClass(name)
-			if err != nil {
-				return nil, &configError{"rates." + name, err}
-			}
-			d := h.Rates[name]
-			if d < 0 {
-				return nil, bad("rates."+name, "must not be negative, got %v", time.Duration(d))
-			}
-			cfg.ClassRates[c] = time.Duration(d)
-		}
-	}
-	if h.Burst < 0 {
-		return nil, &configError{"burst", errAtLeast(1, h.Burst)}
-	}
-	if h.Grace < -1 {
-		return nil, &configError{"grace", errAtLeast(-1, h.Grace)}
-	}
-	if h.Strikes < 0 {
-		return nil, &configError{"strikes", errAtLeast(1, h.Strikes)}
-	}
-	if h.AddressStrikes < 0 {
-		return nil, &configError{"address_strikes", errAtLeast(1, h.AddressStrikes)}
-	}
-	if h.IPv4Prefix < 0 || h.IPv4Prefix > 32 {
-		return nil, bad("ipv4_prefix", "%d is not an IPv4 prefix length (1-32)", h.IPv4Prefix)
-	}
-	if h.IPv6Prefix < 0 || h.IPv6Prefix > 128 {
-		return nil, bad("ipv6_prefix", "%d is not an IPv6 prefix length (1-128)", h.IPv6Prefix)
-	}
-	cfg.Burst, cfg.Grace, cfg.Strikes = h.Burst, h.Grace, h.Strikes
-	cfg.AddressStrikes, cfg.IPv4Prefix, cfg.IPv6Prefix = h.AddressStrikes, h.IPv4Prefix, h.IPv6Prefix
-	for _, d := range []struct {
-		path string
-		v    caddy.Duration
-		to   *time.Duration
-	}{
-		{"window", h.Window, &cfg.Window},
-		{"cooldown", h.Cooldown, &cfg.Cooldown},
-		{"max_cooldown", h.MaxCooldown, &cfg.MaxCooldown},
-		{"tarpit", h.Tarpit, &cfg.Tarpit},
-		{"state_ttl", h.StateTTL, nil},
-	} {
-		if d.v < 0 {
-			return nil, &configError{d.path, errAboveZero(time.Duration(d.v))}
-		}
-		if d.to != nil {
-			*d.to = time.Duration(d.v)
-		}
-	}
-	if h.MaxCooldown != 0 && h.MaxCooldown < h.Cooldown {
-		return nil, bad("max_cooldown", "%v is shorter than cooldown %v", time.Duration(h.MaxCooldown), time.Duration(h.Cooldown))
 	}
 	if h.TarpitMax < 0 {
-		return nil, &configError{"tarpit_max", errAtLeast(1, h.TarpitMax)}
+		return nil, fieldError("tarpit_max", enforce.ErrAtLeast(1, h.TarpitMax))
 	}
 	if h.Tarpit > 0 && h.TarpitMax == 0 {
 		h.TarpitMax = 100
-	}
-	cfg.EscalateVerifiedSearch = h.EscalateVerifiedSearch
-	cfg.AllowBadAgents = h.AllowBadAgents
-	cfg.AllowImpostors = h.AllowImpostors
-	cfg.UserTriggeredSkipGlobal = h.UserTriggeredSkipGlobal
-	for i, a := range h.AllowIPs {
-		p, err := uaclass.ParsePrefix(a)
-		if err != nil {
-			return nil, &configError{fmt.Sprintf("allow_ips[%d]", i), err}
-		}
-		cfg.AllowCIDRs = append(cfg.AllowCIDRs, p)
-	}
-	for i, t := range h.AllowTokens {
-		tok := policy.ProductToken(t)
-		if tok == "" {
-			return nil, bad(fmt.Sprintf("allow_tokens[%d]", i), "%q is not a product token", t)
-		}
-		cfg.AllowTokens = append(cfg.AllowTokens, tok)
 	}
 	if h.Verify == nil || !h.Verify.Disabled {
 		opts, err := verifierOptions(h.Verify)
@@ -222,14 +124,8 @@ func (h *Handler) checkConfig() (*settings, error) {
 	s.webBotAuth = wba
 	for i := range h.Bots {
 		if err := h.Bots[i].Validate(); err != nil {
-			return nil, &configError{fmt.Sprintf("bots[%d]", i), err}
+			return nil, fieldError(fmt.Sprintf("bots[%d]", i), err)
 		}
-	}
-	if h.MaxClients < 0 {
-		return nil, &configError{"max_clients", errAtLeast(1, h.MaxClients)}
-	}
-	if h.MaxBlocks < 0 {
-		return nil, &configError{"max_blocks", errAtLeast(1, h.MaxBlocks)}
 	}
 	if len(h.StoreRaw) > 0 {
 		if err := checkStore(h.StoreRaw); err != nil { // store.go
@@ -267,19 +163,14 @@ func (h *Handler) checkConfig() (*settings, error) {
 	for i, r := range h.XRobotsTags {
 		c, err := policy.CompileRobotsTagRule(r.Pattern, r.Agent, r.Directives)
 		if err != nil {
-			return nil, &configError{fmt.Sprintf("x_robots_tags[%d]", i), err}
+			return nil, fieldError(fmt.Sprintf("x_robots_tags[%d]", i), err)
 		}
 		s.index = append(s.index, c)
 	}
-	mode, err := enforce.ParseUsageMode(h.ContentUsage)
-	if err != nil {
-		return nil, &configError{"content_usage", err}
-	}
-	cfg.ContentUsage = mode
 	for i, u := range h.ContentUsageHeaders {
 		c, err := policy.CompileUsageRule(u.Pattern, u.Preferences)
 		if err != nil {
-			return nil, &configError{fmt.Sprintf("content_usage_headers[%d]", i), err}
+			return nil, fieldError(fmt.Sprintf("content_usage_headers[%d]", i), err)
 		}
 		s.usage = append(s.usage, c)
 	}
@@ -289,11 +180,6 @@ func (h *Handler) checkConfig() (*settings, error) {
 	case "redirect", "header", "off":
 	default:
 		return nil, bad("canonical", "unknown mode %q (want redirect, header or off)", h.Canonical)
-	}
-	// What the engine checks beyond the values above (a cooldown longer
-	// than the default maximum, for one), so that it fails here too.
-	if _, err := enforce.New(*cfg, nil); err != nil {
-		return nil, &configError{"", err}
 	}
 	return s, nil
 }
@@ -324,16 +210,16 @@ func (h *Handler) checkRobots(s *settings) error {
 		return nil
 	}
 	if _, err := upstream.ParseURL(h.Robots); err != nil {
-		return &configError{"robots", err}
+		return fieldError("robots", err)
 	}
 	if h.RobotsHost != "" {
 		if err := upstream.CheckHost(h.RobotsHost); err != nil {
-			return &configError{"robots_host", err}
+			return fieldError("robots_host", err)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(h.RobotsHeaders)) {
 		if err := upstream.CheckHeader(name, h.RobotsHeaders[name]); err != nil {
-			return &configError{"robots_headers." + name, err}
+			return fieldError("robots_headers."+name, err)
 		}
 	}
 	switch {
@@ -344,7 +230,7 @@ func (h *Handler) checkRobots(s *settings) error {
 	}
 	f, err := upstream.New(source.FetchOptions(h.Robots, h.RobotsHost, h.RobotsHeaders))
 	if err != nil {
-		return &configError{"robots", err}
+		return fieldError("robots", err)
 	}
 	s.fetcher = f
 	return nil
@@ -366,7 +252,7 @@ func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
 		{"verify.ttl", v.TTL, &opts.TTL},
 	} {
 		if d.v < 0 {
-			return nil, &configError{d.path, errAboveZero(time.Duration(d.v))}
+			return nil, fieldError(d.path, enforce.ErrAboveZero(time.Duration(d.v)))
 		}
 		*d.to = time.Duration(d.v)
 	}
@@ -374,9 +260,9 @@ func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
 	if err != nil {
 		var te *uaclass.TokenError
 		if errors.As(err, &te) {
-			return nil, &configError{"verify.ranges." + te.Token, te.Err}
+			return nil, fieldError("verify.ranges."+te.Token, te.Err)
 		}
-		return nil, &configError{"verify.ranges", err}
+		return nil, fieldError("verify.ranges", err)
 	}
 	opts.Ranges = ranges
 	return opts, nil

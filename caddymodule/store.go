@@ -95,18 +95,18 @@ func (p *pooledStore) Destruct() error {
 var fleetStores = caddy.NewUsagePool()
 
 // settings checks the module's values (redisstore.Config.Check) and
-// returns them resolved. Its errors are *configError.
+// returns them resolved. Its errors are *enforce.FieldError.
 func (rs *RedisStore) settings() (redisstore.Settings, error) {
 	url := caddy.NewReplacer().ReplaceAll(rs.URL, "")
 	if url == "" {
 		return redisstore.Settings{}, bad("store.url", "no Redis URL (e.g. store redis redis://127.0.0.1:6379)")
 	}
 	if rs.Timeout < 0 {
-		return redisstore.Settings{}, &configError{"store.timeout", errAboveZero(time.Duration(rs.Timeout))}
+		return redisstore.Settings{}, fieldError("store.timeout", enforce.ErrAboveZero(time.Duration(rs.Timeout)))
 	}
 	s, err := redisstore.Config{URL: url, KeyPrefix: rs.KeyPrefix, Timeout: time.Duration(rs.Timeout), OnError: rs.OnError}.Check()
-	if fe := (*redisstore.FieldError)(nil); errors.As(err, &fe) {
-		return s, &configError{"store." + fe.Field, fe.Err}
+	if fe := (*enforce.FieldError)(nil); errors.As(err, &fe) {
+		return s, fieldError("store."+fe.Field, fe.Err)
 	}
 	return s, err
 }
@@ -117,7 +117,7 @@ func (rs *RedisStore) settings() (redisstore.Settings, error) {
 func (rs *RedisStore) join(h *Handler) (*redisstore.Store, error) {
 	set, err := rs.settings()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("robots_guard: %w", err)
 	}
 	ttl := time.Duration(h.StateTTL)
 	key := set.Key(h.Zone, ttl)

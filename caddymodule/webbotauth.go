@@ -54,7 +54,7 @@ type webBotAuth struct {
 
 // checkWebBotAuth checks the web_bot_auth block and reads the pinned key
 // files; it is part of checkConfig (nil: not configured). Its errors are
-// *configError.
+// *enforce.FieldError.
 func checkWebBotAuth(c *WebBotAuthConfig) (*signature.Config, error) {
 	if c == nil {
 		return nil, nil
@@ -64,19 +64,19 @@ func checkWebBotAuth(c *WebBotAuthConfig) (*signature.Config, error) {
 		v    caddy.Duration
 	}{{"web_bot_auth.max_validity", c.MaxValidity}, {"web_bot_auth.clock_skew", c.ClockSkew}} {
 		if d.v < 0 {
-			return nil, &configError{d.path, errAboveZero(time.Duration(d.v))}
+			return nil, fieldError(d.path, enforce.ErrAboveZero(time.Duration(d.v)))
 		}
 	}
 	if c.NonceCache < 0 {
-		return nil, &configError{"web_bot_auth.nonce_cache", errAtLeast(1, c.NonceCache)}
+		return nil, fieldError("web_bot_auth.nonce_cache", enforce.ErrAtLeast(1, c.NonceCache))
 	}
 	pinned, err := signature.ReadPinned(c.TrustedAgents, maxRangesFile)
 	if err != nil {
 		var ae *signature.AgentError
 		if errors.As(err, &ae) {
-			return nil, &configError{"web_bot_auth.trusted_agents." + ae.Agent, ae.Err}
+			return nil, fieldError("web_bot_auth.trusted_agents."+ae.Agent, ae.Err)
 		}
-		return nil, &configError{"web_bot_auth.trusted_agents", err}
+		return nil, fieldError("web_bot_auth.trusted_agents", err)
 	}
 	return &signature.Config{
 		Pinned:      pinned,

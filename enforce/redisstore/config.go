@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/robotsguard/robotsguard/enforce"
 )
 
 // Config is a Redis store as configured, before it is checked and opened.
@@ -26,21 +28,9 @@ type Settings struct {
 	OnError   OnError
 }
 
-// FieldError is a bad [Config] value: Field names it as the configuration
-// does (url, key_prefix, timeout, on_error).
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
-
-// Unwrap returns the underlying error.
-func (e *FieldError) Unwrap() error { return e.Err }
-
 // Check checks c and returns its settings; it makes a client for the URL
 // to check it, and closes it without a round trip. Its errors are
-// *FieldError, and never echo a URL, which may carry a password.
+// *enforce.FieldError (url, key_prefix, on_error), and never echo a URL, which may carry a password.
 func (c Config) Check() (Settings, error) {
 	s := Settings{URL: c.URL, KeyPrefix: c.KeyPrefix, Timeout: c.Timeout}
 	if s.Timeout == 0 {
@@ -48,14 +38,14 @@ func (c Config) Check() (Settings, error) {
 	}
 	var err error
 	if s.OnError, err = ParseOnError(c.OnError); err != nil {
-		return Settings{}, &FieldError{"on_error", err}
+		return Settings{}, &enforce.FieldError{Field: "on_error", Err: err}
 	}
 	if strings.ContainsAny(c.KeyPrefix, "{}") {
-		return Settings{}, &FieldError{"key_prefix", fmt.Errorf("%q has a brace, which would change the keys' cluster hash slots", c.KeyPrefix)}
+		return Settings{}, &enforce.FieldError{Field: "key_prefix", Err: fmt.Errorf("%q has a brace, which would change the keys' cluster hash slots", c.KeyPrefix)}
 	}
 	client, err := Open(c.URL, s.Timeout)
 	if err != nil {
-		return Settings{}, &FieldError{"url", err}
+		return Settings{}, &enforce.FieldError{Field: "url", Err: err}
 	}
 	_ = client.Close()
 	return s, nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsguard/robotsguard/enforce"
 )
 
 // TestConfigCheck: defaults are filled in, each bad value names its field,
@@ -26,7 +28,7 @@ func TestConfigCheck(t *testing.T) {
 		{Config{URL: "http://user:secret@x:6379"}, "url", `unknown scheme "http"`},
 	} {
 		_, err := tc.c.Check()
-		var fe *FieldError
+		var fe *enforce.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Err.Error(), tc.words) {
 			t.Errorf("Check(%+v) = %v, want %s: ...%s...", tc.c, err, tc.field, tc.words)
 		}
