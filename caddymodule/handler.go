@@ -25,6 +25,7 @@ import (
 	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/report"
+	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/source"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -305,7 +306,7 @@ type Handler struct {
 	verifier   *uaclass.Verifier
 	// Their keys in kept.go's pool, released by Cleanup.
 	classifierKey, verifierKey string
-	webBotAuth                 *webBotAuth
+	agents                     *signature.Agents // nil without web_bot_auth
 	source                     *source.Source
 	metrics                    *metrics.Collectors
 	shared                     *sharedState
@@ -375,7 +376,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return err
 		}
 	}
-	if h.webBotAuth, err = newWebBotAuth(set.webBotAuth, h.classifier, h.metrics); err != nil {
+	if h.agents, err = newAgents(set.webBotAuth, h.metrics); err != nil {
 		return err
 	}
 	h.shared, err = joinState(h.Zone, h.MaxClients, h.MaxBlocks, time.Duration(h.StateTTL))
@@ -459,7 +460,7 @@ func (h *Handler) Cleanup() error {
 		h.cancel()
 	}
 	h.decisions.Close() // no count is lost: the repeats are written now
-	h.webBotAuth.close()
+	h.agents.Close()
 	release(h.classifierKey)
 	release(h.verifierKey)
 	h.classifierKey, h.verifierKey = "", ""
@@ -511,7 +512,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Method: r.Method,
 		Host:   r.Host,
 	}
-	sig := h.webBotAuth.check(r, &req)
+	sig := h.agents.Check(r) // Web Bot Auth signatures, if any
+	if sig.Outcome != signature.None {
+		req.UA, req.Verdict, req.Signed = sig.Identify(h.classifier, req.UA, req.Verdict)
+	}
 	if h.verifier != nil && req.Verdict == uaclass.NotClaimed && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
 		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
 	}

@@ -3,16 +3,13 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/signature"
-	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 // WebBotAuthConfig configures the verification of signed agents: HTTP
@@ -42,14 +39,6 @@ type WebBotAuthConfig struct {
 	// signatures and refuses a signature whose nonce comes again (a
 	// replay). Default: 0, off.
 	NonceCache int `json:"nonce_cache,omitempty"`
-}
-
-// webBotAuth is a handler's signature verification at run time: the
-// verifier, and the classification of its outcome.
-type webBotAuth struct {
-	agents     *signature.Agents
-	classifier *uaclass.Classifier
-	counters   [4]prometheus.Counter // by signature.Outcome
 }
 
 // checkWebBotAuth checks the web_bot_auth block and reads the pinned key
@@ -87,63 +76,16 @@ func checkWebBotAuth(c *WebBotAuthConfig) (*signature.Config, error) {
 	}, nil
 }
 
-// newWebBotAuth sets up the verification of signed agents from a checked
+// newAgents sets up the verification of signed agents from a checked
 // configuration (nil: not configured), counting outcomes in m.
-func newWebBotAuth(c *signature.Config, classifier *uaclass.Classifier, m *metrics.Collectors) (*webBotAuth, error) {
-	if c == nil {
-		return nil, nil
-	}
-	w := &webBotAuth{classifier: classifier}
-	for _, o := range []signature.Outcome{signature.Verified, signature.Invalid, signature.Unverified} {
-		w.counters[o] = m.Signature(o.String())
-	}
-	agents, err := signature.NewAgents(c, func(o signature.Outcome) {
-		if int(o) < len(w.counters) && w.counters[o] != nil {
-			w.counters[o].Inc()
-		}
-	})
-	if err != nil {
-		var ae *signature.AgentError
-		if errors.As(err, &ae) {
-			return nil, fmt.Errorf("robots_guard: web_bot_auth.trusted_agents.%s: %v", ae.Agent, ae.Err)
-		}
+func newAgents(c *signature.Config, m *metrics.Collectors) (*signature.Agents, error) {
+	agents, err := signature.NewAgents(c, m.Signatures())
+	if ae := (*signature.AgentError)(nil); errors.As(err, &ae) {
+		return nil, fmt.Errorf("robots_guard: web_bot_auth.trusted_agents.%s: %v", ae.Agent, ae.Err)
+	} else if err != nil {
 		return nil, fmt.Errorf("robots_guard: web_bot_auth: %v", err)
 	}
-	w.agents = agents
-	return w, nil
-}
-
-// close ends the directory fetches in flight. It is nil-safe.
-func (w *webBotAuth) close() {
-	if w != nil {
-		w.agents.Close()
-	}
-}
-
-// check verifies the request's signatures, if it has any, and makes the
-// outcome part of req: a verified agent's classification and a Verified,
-// signed verdict; for an invalid signature the claimed identity with an
-// Impostor verdict. A request without signature headers costs nothing. It
-// is nil-safe.
-func (w *webBotAuth) check(r *http.Request, req *enforce.Request) signature.Result {
-	if w == nil {
-		return signature.Result{}
-	}
-	res := w.agents.Check(r)
-	switch res.Outcome {
-	case signature.Verified:
-		req.UA = w.classifier.SignedAgent(res.Agent, req.UA)
-		req.Verdict, req.Signed = uaclass.Verified, true
-	case signature.Invalid:
-		// A forged claim: refused like an impostor, as what it claims to be.
-		if res.Agent != "" {
-			req.UA = w.classifier.SignedAgent(res.Agent, req.UA)
-		} else if req.UA.Class == uaclass.Browser || req.UA.Class == uaclass.Unknown {
-			req.UA = uaclass.Result{Class: uaclass.AI}
-		}
-		req.Verdict = uaclass.Impostor
-	}
-	return res
+	return agents, nil
 }
 
 // webBotAuthOption reads the web_bot_auth block of the robots_guard

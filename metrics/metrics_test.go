@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -45,6 +46,16 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%v = %v, want 1", labels, got)
 		}
 	}
+	count := m.Signatures()
+	for _, o := range []signature.Outcome{signature.Invalid, signature.Invalid, signature.Verified, signature.None, 9} {
+		count(o)
+	}
+	if got := testutil.ToFloat64(m.signatures.WithLabelValues("invalid")); got != 2 {
+		t.Errorf("signatures invalid = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.signatures.WithLabelValues("verified")); got != 1 {
+		t.Errorf("signatures verified = %v, want 1", got)
+	}
 	if got := testutil.ToFloat64(m.reloads.WithLabelValues("ok")); got != 1 {
 		t.Errorf("reloads ok = %v", got)
 	}
@@ -58,5 +69,5 @@ func TestMetrics(t *testing.T) {
 	nilMetrics.Decision(&d, uaclass.AI)
 	nilMetrics.Reload("ok")
 	nilMetrics.SetTracked("x", 1, 0)
-	nilMetrics.Signature("verified").Inc()
+	nilMetrics.Signatures()(signature.Verified)
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -118,15 +119,22 @@ func (m *Collectors) RobotsUnreachable(delta int) {
 	m.unreach.Add(float64(delta))
 }
 
-// Signature returns the counter of requests with Web Bot Auth signature
-// headers of an outcome (verified, invalid, unverified), to count on the
-// hot path without hashing labels; of a nil m, a counter registered
-// nowhere.
-func (m *Collectors) Signature(outcome string) prometheus.Counter {
-	if m == nil {
-		return prometheus.NewCounter(prometheus.CounterOpts{Name: "signatures_total"})
+// Signatures returns the count of requests with Web Bot Auth signature
+// headers by outcome (verified, invalid, unverified), for
+// signature.NewAgents: its counters are looked up once, so that the hot
+// path hashes no labels. Of a nil m, it counts nothing.
+func (m *Collectors) Signatures() func(signature.Outcome) {
+	var counters [signature.Unverified + 1]prometheus.Counter
+	if m != nil {
+		for _, o := range []signature.Outcome{signature.Verified, signature.Invalid, signature.Unverified} {
+			counters[o] = m.signatures.WithLabelValues(o.String())
+		}
 	}
-	return m.signatures.WithLabelValues(outcome)
+	return func(o signature.Outcome) {
+		if int(o) < len(counters) && counters[o] != nil {
+			counters[o].Inc()
+		}
+	}
 }
 
 // StoreFallback counts a request of the zone decided without the shared

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 // Config is a checked Web Bot Auth set-up: the pinned keys and the
@@ -70,9 +72,13 @@ type Agents struct {
 }
 
 // NewAgents sets up the verification of c, calling count (if not nil) with
-// the outcome of each signed request. Its errors are *AgentError, naming
-// the agent by its origin. Close ends the directory fetches in flight.
+// the outcome of each signed request; a nil c (Web Bot Auth not
+// configured) gives nil Agents. Its errors are *AgentError, naming the
+// agent by its origin. Close ends the directory fetches in flight.
 func NewAgents(c *Config, count func(Outcome)) (*Agents, error) {
+	if c == nil {
+		return nil, nil
+	}
 	a := &Agents{count: count}
 	if c.Fetch {
 		a.dirs = NewDirectories(DirectoryOptions{})
@@ -103,6 +109,29 @@ func (a *Agents) Check(r *http.Request) Result {
 		a.count(res.Outcome)
 	}
 	return res
+}
+
+// Identify makes the outcome of a request's signatures part of what is
+// known of the client: its classification ua and verdict v, with c's bot
+// database. A verified agent gets the classification of the origin it
+// signs for (uaclass.Classifier.SignedAgent) and a Verified verdict, and
+// signed is true. An invalid signature is a forged claim: the client is
+// refused like an impostor, as what it claims to be (class ai where it
+// names no agent and its User-Agent no bot). Any other outcome leaves ua
+// and v as they are.
+func (res Result) Identify(c *uaclass.Classifier, ua uaclass.Result, v uaclass.Verdict) (_ uaclass.Result, _ uaclass.Verdict, signed bool) {
+	switch res.Outcome {
+	case Verified:
+		return c.SignedAgent(res.Agent, ua), uaclass.Verified, true
+	case Invalid:
+		if res.Agent != "" {
+			ua = c.SignedAgent(res.Agent, ua)
+		} else if ua.Class == uaclass.Browser || ua.Class == uaclass.Unknown {
+			ua = uaclass.Result{Class: uaclass.AI}
+		}
+		return ua, uaclass.Impostor, false
+	}
+	return ua, v, false
 }
 
 // Close ends the directory fetches in flight.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 // TestReadPinned: the keys of each trusted agent are read by its origin;
@@ -74,5 +76,42 @@ func TestAgents(t *testing.T) {
 	none.Close()
 	if _, err := NewAgents(&Config{Pinned: map[string]map[string]*Key{"http://agent.example": {}}}, nil); err == nil {
 		t.Error("NewAgents pinned an http agent")
+	}
+}
+
+// TestIdentify: a verified agent takes the classification of the origin
+// it signs for; an invalid signature makes the client an impostor, as
+// what it claims (ai when it claims no bot); other outcomes change
+// nothing.
+func TestIdentify(t *testing.T) {
+	c, err := uaclass.New(uaclass.Options{CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := c.Classify("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0")
+	gptbot := c.Classify("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.1; +https://openai.com/gptbot")
+	if browser.Class != uaclass.Browser || gptbot.Token() != "gptbot" {
+		t.Fatalf("classified %v and %v %q", browser.Class, gptbot.Class, gptbot.Token())
+	}
+	for _, tc := range []struct {
+		name    string
+		res     Result
+		ua      uaclass.Result
+		class   uaclass.Class
+		token   string
+		verdict uaclass.Verdict
+		signed  bool
+	}{
+		{"verified known agent", Result{Outcome: Verified, Agent: "https://chatgpt.com"}, browser, c.SignedAgent("https://chatgpt.com", browser).Class, "chatgpt", uaclass.Verified, true},
+		{"verified other agent", Result{Outcome: Verified, Agent: testAgent}, browser, uaclass.AI, "", uaclass.Verified, true},
+		{"invalid, no agent, browser", Result{Outcome: Invalid}, browser, uaclass.AI, "", uaclass.Impostor, false},
+		{"invalid, no agent, gptbot", Result{Outcome: Invalid}, gptbot, uaclass.AI, "gptbot", uaclass.Impostor, false},
+		{"unverified", Result{Outcome: Unverified, Agent: testAgent}, browser, uaclass.Browser, "", uaclass.NotClaimed, false},
+		{"unsigned", Result{}, gptbot, uaclass.AI, "gptbot", uaclass.NotClaimed, false},
+	} {
+		ua, v, signed := tc.res.Identify(c, tc.ua, uaclass.NotClaimed)
+		if ua.Class != tc.class || ua.Token() != tc.token || v != tc.verdict || signed != tc.signed {
+			t.Errorf("%s: %v %q %v %v, want %v %q %v %v", tc.name, ua.Class, ua.Token(), v, signed, tc.class, tc.token, tc.verdict, tc.signed)
+		}
 	}
 }
