@@ -16,7 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
-	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -256,7 +256,7 @@ var caddyfileOptions = map[string]caddyfileOption{
 				return err
 			}
 			if *to == 0 {
-				return r.errf("%v", enforce.ErrAtLeast(1, 0))
+				return r.errf("%v", field.AtLeast(1, 0))
 			}
 			r.set([]string{"strikes", "address_strikes"}[i])
 		}
@@ -304,7 +304,7 @@ var caddyfileOptions = map[string]caddyfileOption{
 				return err
 			}
 			if h.TarpitMax == 0 {
-				return r.errf("%v", enforce.ErrAtLeast(1, 0))
+				return r.errf("%v", field.AtLeast(1, 0))
 			}
 			r.set("tarpit_max")
 		}
@@ -489,12 +489,12 @@ func (r *optionReader) set(path string) *optionReader {
 // errorAt turns an error of checkConfig into a Caddyfile error at the line
 // of the option that set the field, or of the directive.
 func (r *optionReader) errorAt(err error, directive caddyfile.Token) error {
-	var ce *enforce.FieldError
+	var ce *field.Error
 	if !errors.As(err, &ce) {
 		return err
 	}
 	p, ok := place{tok: directive}, false
-	for path := ce.Field; path != "" && !ok; path = parentPath(path) {
+	for path := ce.Path; path != "" && !ok; path = parentPath(path) {
 		if q, found := r.at[path]; found {
 			p, ok = q, true
 		}
@@ -586,7 +586,7 @@ func (r *optionReader) duration(s string) (caddy.Duration, error) {
 func (r *optionReader) positive(s string) (caddy.Duration, error) {
 	d, err := r.duration(s)
 	if err == nil && d == 0 {
-		err = r.errf("%v", enforce.ErrAboveZero(0))
+		err = r.errf("%v", field.AboveZero(0))
 	}
 	return d, err
 }
@@ -626,7 +626,7 @@ func (r *optionReader) positiveInt(to *int) error {
 		return err
 	}
 	if *to == 0 {
-		return r.errf("%v", enforce.ErrAtLeast(1, 0))
+		return r.errf("%v", field.AtLeast(1, 0))
 	}
 	return nil
 }

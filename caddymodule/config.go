@@ -3,31 +3,19 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"net/netip"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/source"
 	"github.com/robotsguard/robotsguard/uaclass"
 	"github.com/robotsguard/robotsguard/upstream"
 )
-
-// A bad configuration value is an *enforce.FieldError: the option's JSON
-// path (e.g. "tarpit_max", "verify.wait", "block_classes[1]"), "" for the
-// configuration as a whole, and what is wrong with it. The Caddyfile
-// adapter maps the path back to the option and line that set it.
-func bad(path, format string, args ...any) error {
-	return fieldError(path, fmt.Errorf(format, args...))
-}
-
-func fieldError(path string, err error) error { return &enforce.FieldError{Field: path, Err: err} }
 
 // settings is what the checked configuration gives Provision, besides the
 // defaults checkConfig writes into the Handler's own fields.
@@ -55,7 +43,7 @@ type settings struct {
 // Caddyfile adapter calls it on a copy, so that a bad value fails
 // `caddy adapt` with its line. It writes only the Handler's top-level
 // fields, never what they point to, so that a shallow copy protects the
-// original. Its errors wrap an *enforce.FieldError.
+// original. Its errors wrap a *field.Error.
 //
 // The engine's options are checked by the package that owns them
 // (enforce.Settings.Check), as are the Redis store's, the robots URL's, the
@@ -95,17 +83,19 @@ func (h *Handler) check() (*settings, error) {
 	if h.Mode == "" {
 		h.Mode = "enforce"
 	}
-	if err := h.checkRobots(s); err != nil {
+	fetcher, refresh, err := source.Settings{Robots: h.Robots, Host: h.RobotsHost, Headers: h.RobotsHeaders, Refresh: time.Duration(h.RobotsRefresh)}.Check()
+	if err != nil {
 		return nil, err
 	}
+	s.fetcher, h.RobotsRefresh = fetcher, caddy.Duration(refresh)
 	h.serve = h.ServeRobots == nil || *h.ServeRobots
 	for i, u := range h.Sitemaps {
 		if err := policy.CheckSitemap(u); err != nil {
-			return nil, fieldError(fmt.Sprintf("sitemaps[%d]", i), err)
+			return nil, field.Wrap(fmt.Sprintf("sitemaps[%d]", i), err)
 		}
 	}
 	if h.TarpitMax < 0 {
-		return nil, fieldError("tarpit_max", enforce.ErrAtLeast(1, h.TarpitMax))
+		return nil, field.Wrap("tarpit_max", field.AtLeast(1, h.TarpitMax))
 	}
 	if h.Tarpit > 0 && h.TarpitMax == 0 {
 		h.TarpitMax = 100
@@ -124,7 +114,7 @@ func (h *Handler) check() (*settings, error) {
 	s.webBotAuth = wba
 	for i := range h.Bots {
 		if err := h.Bots[i].Validate(); err != nil {
-			return nil, fieldError(fmt.Sprintf("bots[%d]", i), err)
+			return nil, field.Wrap(fmt.Sprintf("bots[%d]", i), err)
 		}
 	}
 	if len(h.StoreRaw) > 0 {
@@ -147,30 +137,30 @@ func (h *Handler) check() (*settings, error) {
 			*st.code = st.def
 		}
 		if *st.code < 400 || *st.code > 599 {
-			return nil, bad(st.path, "%d is not an error status (400-599)", *st.code)
+			return nil, field.Errorf(st.path, "%d is not an error status (400-599)", *st.code)
 		}
 	}
 	if !(h.LogAllowed >= 0 && h.LogAllowed <= 1) {
-		return nil, bad("log_allowed", "%v is not a fraction between 0 and 1", h.LogAllowed)
+		return nil, field.Errorf("log_allowed", "%v is not a fraction between 0 and 1", h.LogAllowed)
 	}
 	s.logRepeats = defaultLogRepeats
 	if h.LogRepeats != nil {
 		s.logRepeats = time.Duration(*h.LogRepeats)
 	}
 	if s.logRepeats < 0 || s.logRepeats > maxLogRepeats {
-		return nil, bad("log_repeats", "%v is not an interval between 0 (log every request) and %v", s.logRepeats, maxLogRepeats)
+		return nil, field.Errorf("log_repeats", "%v is not an interval between 0 (log every request) and %v", s.logRepeats, maxLogRepeats)
 	}
 	for i, r := range h.XRobotsTags {
 		c, err := policy.CompileRobotsTagRule(r.Pattern, r.Agent, r.Directives)
 		if err != nil {
-			return nil, fieldError(fmt.Sprintf("x_robots_tags[%d]", i), err)
+			return nil, field.Wrap(fmt.Sprintf("x_robots_tags[%d]", i), err)
 		}
 		s.index = append(s.index, c)
 	}
 	for i, u := range h.ContentUsageHeaders {
 		c, err := policy.CompileUsageRule(u.Pattern, u.Preferences)
 		if err != nil {
-			return nil, fieldError(fmt.Sprintf("content_usage_headers[%d]", i), err)
+			return nil, field.Wrap(fmt.Sprintf("content_usage_headers[%d]", i), err)
 		}
 		s.usage = append(s.usage, c)
 	}
@@ -179,61 +169,9 @@ func (h *Handler) check() (*settings, error) {
 		h.Canonical = "redirect"
 	case "redirect", "header", "off":
 	default:
-		return nil, bad("canonical", "unknown mode %q (want redirect, header or off)", h.Canonical)
+		return nil, field.Errorf("canonical", "unknown mode %q (want redirect, header or off)", h.Canonical)
 	}
 	return s, nil
-}
-
-// checkRobots checks the robots option and, for a URL, the options of its
-// fetches, and fills in the refresh default.
-func (h *Handler) checkRobots(s *settings) error {
-	if !upstream.IsURL(h.Robots) {
-		if scheme, _, ok := strings.Cut(h.Robots, "://"); ok && !strings.ContainsAny(scheme, "/.") {
-			return bad("robots", "%q: only http and https URLs can be fetched", h.Robots)
-		}
-		headers := "robots_headers"
-		if len(h.RobotsHeaders) > 0 {
-			headers += "." + slices.Sorted(maps.Keys(h.RobotsHeaders))[0]
-		}
-		for _, o := range []struct {
-			path string
-			set  bool
-		}{
-			{"robots_host", h.RobotsHost != ""},
-			{headers, len(h.RobotsHeaders) > 0},
-			{"robots_refresh", h.RobotsRefresh != 0},
-		} {
-			if o.set {
-				return bad(o.path, "only for a robots.txt read from a URL (robots http://... or https://...)")
-			}
-		}
-		return nil
-	}
-	if _, err := upstream.ParseURL(h.Robots); err != nil {
-		return fieldError("robots", err)
-	}
-	if h.RobotsHost != "" {
-		if err := upstream.CheckHost(h.RobotsHost); err != nil {
-			return fieldError("robots_host", err)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(h.RobotsHeaders)) {
-		if err := upstream.CheckHeader(name, h.RobotsHeaders[name]); err != nil {
-			return fieldError("robots_headers."+name, err)
-		}
-	}
-	switch {
-	case h.RobotsRefresh == 0:
-		h.RobotsRefresh = caddy.Duration(DefaultRobotsRefresh)
-	case h.RobotsRefresh < caddy.Duration(time.Second):
-		return bad("robots_refresh", "must be at least 1s, got %v", time.Duration(h.RobotsRefresh))
-	}
-	f, err := upstream.New(source.FetchOptions(h.Robots, h.RobotsHost, h.RobotsHeaders))
-	if err != nil {
-		return fieldError("robots", err)
-	}
-	s.fetcher = f
-	return nil
 }
 
 // verifierOptions checks the verify block and reads its range files.
@@ -252,7 +190,7 @@ func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
 		{"verify.ttl", v.TTL, &opts.TTL},
 	} {
 		if d.v < 0 {
-			return nil, fieldError(d.path, enforce.ErrAboveZero(time.Duration(d.v)))
+			return nil, field.Wrap(d.path, field.AboveZero(time.Duration(d.v)))
 		}
 		*d.to = time.Duration(d.v)
 	}
@@ -260,9 +198,9 @@ func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
 	if err != nil {
 		var te *uaclass.TokenError
 		if errors.As(err, &te) {
-			return nil, fieldError("verify.ranges."+te.Token, te.Err)
+			return nil, field.Wrap("verify.ranges."+te.Token, te.Err)
 		}
-		return nil, fieldError("verify.ranges", err)
+		return nil, field.Wrap("verify.ranges", err)
 	}
 	opts.Ranges = ranges
 	return opts, nil

@@ -8,10 +8,6 @@ import (
 	"github.com/robotsguard/robotsguard/source"
 )
 
-// DefaultRobotsRefresh is how often a robots.txt read from a URL is
-// fetched again (source.DefaultRefresh).
-const DefaultRobotsRefresh = source.DefaultRefresh
-
 // maxRangesFile bounds the size of a verify ranges file.
 const maxRangesFile = 16 << 20
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/enforce/redisstore"
+	"github.com/robotsguard/robotsguard/internal/field"
 )
 
 func init() {
@@ -95,18 +96,18 @@ func (p *pooledStore) Destruct() error {
 var fleetStores = caddy.NewUsagePool()
 
 // settings checks the module's values (redisstore.Config.Check) and
-// returns them resolved. Its errors are *enforce.FieldError.
+// returns them resolved. Its errors are *field.Error.
 func (rs *RedisStore) settings() (redisstore.Settings, error) {
 	url := caddy.NewReplacer().ReplaceAll(rs.URL, "")
 	if url == "" {
-		return redisstore.Settings{}, bad("store.url", "no Redis URL (e.g. store redis redis://127.0.0.1:6379)")
+		return redisstore.Settings{}, field.Errorf("store.url", "no Redis URL (e.g. store redis redis://127.0.0.1:6379)")
 	}
 	if rs.Timeout < 0 {
-		return redisstore.Settings{}, fieldError("store.timeout", enforce.ErrAboveZero(time.Duration(rs.Timeout)))
+		return redisstore.Settings{}, field.Wrap("store.timeout", field.AboveZero(time.Duration(rs.Timeout)))
 	}
 	s, err := redisstore.Config{URL: url, KeyPrefix: rs.KeyPrefix, Timeout: time.Duration(rs.Timeout), OnError: rs.OnError}.Check()
-	if fe := (*enforce.FieldError)(nil); errors.As(err, &fe) {
-		return s, fieldError("store."+fe.Field, fe.Err)
+	if fe := (*field.Error)(nil); errors.As(err, &fe) {
+		return s, field.Wrap("store."+fe.Path, fe.Err)
 	}
 	return s, err
 }
@@ -190,15 +191,15 @@ func (h *Handler) openStore(ctx caddy.Context) (enforce.Store, error) {
 func checkStore(raw json.RawMessage) error {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return bad("store", "%v", err)
+		return field.Errorf("store", "%v", err)
 	}
 	var name string
 	if err := json.Unmarshal(fields["module"], &name); err != nil || name == "" {
-		return bad("store.module", "names no store module (want \"redis\")")
+		return field.Errorf("store.module", "names no store module (want \"redis\")")
 	}
 	if name != "redis" {
 		if _, err := caddy.GetModule(storesNamespace + "." + name); err != nil {
-			return bad("store.module", "unknown store %q (want redis)", name)
+			return field.Errorf("store.module", "unknown store %q (want redis)", name)
 		}
 		return nil
 	}
@@ -206,7 +207,7 @@ func checkStore(raw json.RawMessage) error {
 	rest, _ := json.Marshal(fields)
 	var rs RedisStore
 	if err := caddy.StrictUnmarshalJSON(rest, &rs); err != nil {
-		return bad("store", "%v", err)
+		return field.Errorf("store", "%v", err)
 	}
 	_, err := rs.settings()
 	return err

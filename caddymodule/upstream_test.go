@@ -100,7 +100,7 @@ func TestUpstreamHandler(t *testing.T) {
 	if host != "www.example.com" || hdr.Get("X-Forwarded-Proto") != "https" || !strings.HasPrefix(hdr.Get("User-Agent"), "robotsguard") {
 		t.Errorf("fetched with Host %q, headers %v", host, hdr)
 	}
-	if h.RobotsRefresh != caddy.Duration(DefaultRobotsRefresh) {
+	if h.RobotsRefresh != caddy.Duration(source.DefaultRefresh) {
 		t.Errorf("robots_refresh default %v", time.Duration(h.RobotsRefresh))
 	}
 }

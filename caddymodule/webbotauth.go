@@ -7,7 +7,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/signature"
 )
@@ -43,7 +43,7 @@ type WebBotAuthConfig struct {
 
 // checkWebBotAuth checks the web_bot_auth block and reads the pinned key
 // files; it is part of checkConfig (nil: not configured). Its errors are
-// *enforce.FieldError.
+// *field.Error.
 func checkWebBotAuth(c *WebBotAuthConfig) (*signature.Config, error) {
 	if c == nil {
 		return nil, nil
@@ -53,19 +53,19 @@ func checkWebBotAuth(c *WebBotAuthConfig) (*signature.Config, error) {
 		v    caddy.Duration
 	}{{"web_bot_auth.max_validity", c.MaxValidity}, {"web_bot_auth.clock_skew", c.ClockSkew}} {
 		if d.v < 0 {
-			return nil, fieldError(d.path, enforce.ErrAboveZero(time.Duration(d.v)))
+			return nil, field.Wrap(d.path, field.AboveZero(time.Duration(d.v)))
 		}
 	}
 	if c.NonceCache < 0 {
-		return nil, fieldError("web_bot_auth.nonce_cache", enforce.ErrAtLeast(1, c.NonceCache))
+		return nil, field.Wrap("web_bot_auth.nonce_cache", field.AtLeast(1, c.NonceCache))
 	}
 	pinned, err := signature.ReadPinned(c.TrustedAgents, maxRangesFile)
 	if err != nil {
 		var ae *signature.AgentError
 		if errors.As(err, &ae) {
-			return nil, fieldError("web_bot_auth.trusted_agents."+ae.Agent, ae.Err)
+			return nil, field.Wrap("web_bot_auth.trusted_agents."+ae.Agent, ae.Err)
 		}
-		return nil, fieldError("web_bot_auth.trusted_agents", err)
+		return nil, field.Wrap("web_bot_auth.trusted_agents", err)
 	}
 	return &signature.Config{
 		Pinned:      pinned,

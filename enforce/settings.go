@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -14,7 +15,7 @@ import (
 // classes and modes by name, addresses as text, and zero for "the
 // default". [Settings.Check] is the one place where they are checked and
 // turned into a [Config]; the Caddy module maps its JSON fields onto them
-// and each error back to its option.
+// and each error ([field.Error]) back to its option.
 type Settings struct {
 	Mode                    string // "enforce" (or "") or "dry_run"
 	BlockClasses            []string
@@ -38,39 +39,9 @@ type Settings struct {
 	StateTTL              time.Duration
 }
 
-// FieldError is a bad value of a configuration: Field names it as the
-// configuration's JSON does ("tarpit", "block_classes[1]", "rates.ai"),
-// "" for the configuration as a whole.
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-func (e *FieldError) Error() string {
-	if e.Field == "" {
-		return e.Err.Error()
-	}
-	return e.Field + ": " + e.Err.Error()
-}
-
-// Unwrap returns the underlying error.
-func (e *FieldError) Unwrap() error { return e.Err }
-
-func bad(field, format string, args ...any) error {
-	return &FieldError{field, fmt.Errorf(format, args...)}
-}
-
-// ErrAboveZero and ErrAtLeast are the messages for out-of-range values,
-// shared with the readers of configurations, which refuse an explicit
-// zero where the JSON form reads zero as "the default".
-func ErrAboveZero(d time.Duration) error { return fmt.Errorf("must be above 0, got %v", d) }
-
-// ErrAtLeast: see [ErrAboveZero].
-func ErrAtLeast(least, n int) error { return fmt.Errorf("must be at least %d, got %d", least, n) }
-
 // Check checks every value and returns the engine's Config (defaults are
 // the engine's, applied to zero values by [New]). Its errors are
-// *FieldError.
+// *field.Error.
 func (s Settings) Check() (Config, error) {
 	var cfg Config
 	switch s.Mode {
@@ -78,26 +49,26 @@ func (s Settings) Check() (Config, error) {
 	case "dry_run":
 		cfg.DryRun = true
 	default:
-		return cfg, bad("mode", "unknown mode %q (want enforce or dry_run)", s.Mode)
+		return cfg, field.Errorf("mode", "unknown mode %q (want enforce or dry_run)", s.Mode)
 	}
 	for i, name := range s.BlockClasses {
 		c, err := uaclass.ParseClass(name)
 		if err != nil {
-			return cfg, &FieldError{fmt.Sprintf("block_classes[%d]", i), err}
+			return cfg, field.Wrap(fmt.Sprintf("block_classes[%d]", i), err)
 		}
 		if c == uaclass.Browser {
-			return cfg, bad(fmt.Sprintf("block_classes[%d]", i), "refusing to block browsers")
+			return cfg, field.Errorf(fmt.Sprintf("block_classes[%d]", i), "refusing to block browsers")
 		}
 		cfg.BlockClasses = append(cfg.BlockClasses, c)
 	}
 	for i, t := range s.Traps {
 		if t == "" || t[0] != '/' && t[0] != '*' {
-			return cfg, bad(fmt.Sprintf("traps[%d]", i), "path %q must start with '/' or '*'", t)
+			return cfg, field.Errorf(fmt.Sprintf("traps[%d]", i), "path %q must start with '/' or '*'", t)
 		}
 	}
 	cfg.Traps = s.Traps
 	if s.CrawlDelay < 0 {
-		return cfg, &FieldError{"crawl_delay", ErrAboveZero(s.CrawlDelay)}
+		return cfg, field.Wrap("crawl_delay", field.AboveZero(s.CrawlDelay))
 	}
 	if s.CrawlDelay != 0 || len(s.Rates) > 0 {
 		cfg.ClassRates = maps.Clone(DefaultClassRates)
@@ -111,46 +82,46 @@ func (s Settings) Check() (Config, error) {
 		for _, name := range slices.Sorted(maps.Keys(s.Rates)) {
 			c, err := uaclass.ParseClass(name)
 			if err != nil {
-				return cfg, &FieldError{"rates." + name, err}
+				return cfg, field.Wrap("rates."+name, err)
 			}
 			if d := s.Rates[name]; d < 0 {
-				return cfg, bad("rates."+name, "must not be negative, got %v", d)
+				return cfg, field.Errorf("rates."+name, "must not be negative, got %v", d)
 			}
 			cfg.ClassRates[c] = s.Rates[name]
 		}
 	}
 	for _, n := range []struct {
-		field    string
+		path     string
 		v, least int
 	}{
 		{"burst", s.Burst, 1}, {"grace", s.Grace, -1}, {"strikes", s.Strikes, 1},
 		{"address_strikes", s.AddressStrikes, 1}, {"max_clients", s.MaxClients, 1}, {"max_blocks", s.MaxBlocks, 1},
 	} {
 		if n.v < min(n.least, 0) {
-			return cfg, &FieldError{n.field, ErrAtLeast(n.least, n.v)}
+			return cfg, field.Wrap(n.path, field.AtLeast(n.least, n.v))
 		}
 	}
 	if s.IPv4Prefix < 0 || s.IPv4Prefix > 32 {
-		return cfg, bad("ipv4_prefix", "%d is not an IPv4 prefix length (1-32)", s.IPv4Prefix)
+		return cfg, field.Errorf("ipv4_prefix", "%d is not an IPv4 prefix length (1-32)", s.IPv4Prefix)
 	}
 	if s.IPv6Prefix < 0 || s.IPv6Prefix > 128 {
-		return cfg, bad("ipv6_prefix", "%d is not an IPv6 prefix length (1-128)", s.IPv6Prefix)
+		return cfg, field.Errorf("ipv6_prefix", "%d is not an IPv6 prefix length (1-128)", s.IPv6Prefix)
 	}
 	cfg.Burst, cfg.Grace, cfg.Strikes = s.Burst, s.Grace, s.Strikes
 	cfg.AddressStrikes, cfg.IPv4Prefix, cfg.IPv6Prefix = s.AddressStrikes, s.IPv4Prefix, s.IPv6Prefix
 	for _, d := range []struct {
-		field string
-		v     time.Duration
+		path string
+		v    time.Duration
 	}{
 		{"window", s.Window}, {"cooldown", s.Cooldown}, {"max_cooldown", s.MaxCooldown},
 		{"tarpit", s.Tarpit}, {"state_ttl", s.StateTTL},
 	} {
 		if d.v < 0 {
-			return cfg, &FieldError{d.field, ErrAboveZero(d.v)}
+			return cfg, field.Wrap(d.path, field.AboveZero(d.v))
 		}
 	}
 	if s.MaxCooldown != 0 && s.MaxCooldown < s.Cooldown {
-		return cfg, bad("max_cooldown", "%v is shorter than cooldown %v", s.MaxCooldown, s.Cooldown)
+		return cfg, field.Errorf("max_cooldown", "%v is shorter than cooldown %v", s.MaxCooldown, s.Cooldown)
 	}
 	cfg.Window, cfg.Cooldown, cfg.MaxCooldown, cfg.Tarpit = s.Window, s.Cooldown, s.MaxCooldown, s.Tarpit
 	cfg.EscalateVerifiedSearch, cfg.AllowBadAgents = s.EscalateVerifiedSearch, s.AllowBadAgents
@@ -158,26 +129,26 @@ func (s Settings) Check() (Config, error) {
 	for i, a := range s.AllowIPs {
 		p, err := uaclass.ParsePrefix(a)
 		if err != nil {
-			return cfg, &FieldError{fmt.Sprintf("allow_ips[%d]", i), err}
+			return cfg, field.Wrap(fmt.Sprintf("allow_ips[%d]", i), err)
 		}
 		cfg.AllowCIDRs = append(cfg.AllowCIDRs, p)
 	}
 	for i, t := range s.AllowTokens {
 		tok := policy.ProductToken(t)
 		if tok == "" {
-			return cfg, bad(fmt.Sprintf("allow_tokens[%d]", i), "%q is not a product token", t)
+			return cfg, field.Errorf(fmt.Sprintf("allow_tokens[%d]", i), "%q is not a product token", t)
 		}
 		cfg.AllowTokens = append(cfg.AllowTokens, tok)
 	}
 	mode, err := ParseUsageMode(s.ContentUsage)
 	if err != nil {
-		return cfg, &FieldError{"content_usage", err}
+		return cfg, field.Wrap("content_usage", err)
 	}
 	cfg.ContentUsage = mode
 	// What New checks beyond the values above (a cooldown longer than the
 	// default maximum, for one).
 	if _, err := cfg.withDefaults(); err != nil {
-		return cfg, &FieldError{"", err}
+		return cfg, field.Wrap("", err)
 	}
 	return cfg, nil
 }

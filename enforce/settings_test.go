@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 // TestSettingsCheck: good settings become the engine's Config (crawl_delay
 // for every bot class, a class rate over it, tokens in their normal form);
-// each bad value is a *FieldError naming its field as the JSON does.
+// each bad value is a *field.Error naming its field as the JSON does.
 func TestSettingsCheck(t *testing.T) {
 	cfg, err := Settings{
 		Mode: "dry_run", BlockClasses: []string{"ai"}, CrawlDelay: 3 * time.Second,
@@ -66,8 +67,8 @@ func TestSettingsCheck(t *testing.T) {
 		{"", Settings{Burst: 2_000_000}},
 	} {
 		_, err := tc.s.Check()
-		var fe *FieldError
-		if !errors.As(err, &fe) || fe.Field != tc.field {
+		var fe *field.Error
+		if !errors.As(err, &fe) || fe.Path != tc.field {
 			t.Errorf("%+v: %v, want an error of field %q", tc.s, err, tc.field)
 		}
 	}

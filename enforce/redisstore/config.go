@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/internal/field"
 )
 
 // Config is a Redis store as configured, before it is checked and opened.
@@ -30,7 +30,8 @@ type Settings struct {
 
 // Check checks c and returns its settings; it makes a client for the URL
 // to check it, and closes it without a round trip. Its errors are
-// *enforce.FieldError (url, key_prefix, on_error), and never echo a URL, which may carry a password.
+// *field.Error (url, key_prefix, on_error), and never echo a URL, which
+// may carry a password.
 func (c Config) Check() (Settings, error) {
 	s := Settings{URL: c.URL, KeyPrefix: c.KeyPrefix, Timeout: c.Timeout}
 	if s.Timeout == 0 {
@@ -38,14 +39,14 @@ func (c Config) Check() (Settings, error) {
 	}
 	var err error
 	if s.OnError, err = ParseOnError(c.OnError); err != nil {
-		return Settings{}, &enforce.FieldError{Field: "on_error", Err: err}
+		return Settings{}, field.Wrap("on_error", err)
 	}
 	if strings.ContainsAny(c.KeyPrefix, "{}") {
-		return Settings{}, &enforce.FieldError{Field: "key_prefix", Err: fmt.Errorf("%q has a brace, which would change the keys' cluster hash slots", c.KeyPrefix)}
+		return Settings{}, field.Wrap("key_prefix", fmt.Errorf("%q has a brace, which would change the keys' cluster hash slots", c.KeyPrefix))
 	}
 	client, err := Open(c.URL, s.Timeout)
 	if err != nil {
-		return Settings{}, &enforce.FieldError{Field: "url", Err: err}
+		return Settings{}, field.Wrap("url", err)
 	}
 	_ = client.Close()
 	return s, nil

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/internal/field"
 )
 
 // TestConfigCheck: defaults are filled in, each bad value names its field,
@@ -28,8 +28,8 @@ func TestConfigCheck(t *testing.T) {
 		{Config{URL: "http://user:secret@x:6379"}, "url", `unknown scheme "http"`},
 	} {
 		_, err := tc.c.Check()
-		var fe *enforce.FieldError
-		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Err.Error(), tc.words) {
+		var fe *field.Error
+		if !errors.As(err, &fe) || fe.Path != tc.field || !strings.Contains(fe.Err.Error(), tc.words) {
 			t.Errorf("Check(%+v) = %v, want %s: ...%s...", tc.c, err, tc.field, tc.words)
 		}
 		if err != nil && strings.Contains(err.Error(), "secret") {

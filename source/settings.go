@@ -1,0 +1,71 @@
+package source
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robotsguard/robotsguard/internal/field"
+	"github.com/robotsguard/robotsguard/upstream"
+)
+
+// Settings are where the rules come from, as a configuration writes them:
+// a file, or an http(s) URL where the application serves its robots.txt,
+// with the options of its fetches.
+type Settings struct {
+	Robots  string            // a file or an http(s) URL; "": no rules
+	Host    string            // the fetches' Host header (URL only)
+	Headers map[string]string // header fields of the fetches (URL only)
+	Refresh time.Duration     // how often the URL is fetched; 0: DefaultRefresh (URL only)
+}
+
+// Check checks s and returns, for a URL, the fetcher and the refresh
+// interval (with its default); for a file, nil and 0. Its errors are
+// *field.Error with the configuration's paths: robots, robots_host,
+// robots_headers.<Field>, robots_refresh.
+func (s Settings) Check() (*upstream.Fetcher, time.Duration, error) {
+	if !upstream.IsURL(s.Robots) {
+		if scheme, _, ok := strings.Cut(s.Robots, "://"); ok && !strings.ContainsAny(scheme, "/.") {
+			return nil, 0, field.Errorf("robots", "%q: only http and https URLs can be fetched", s.Robots)
+		}
+		headers := "robots_headers"
+		if len(s.Headers) > 0 {
+			headers += "." + slices.Sorted(maps.Keys(s.Headers))[0]
+		}
+		for _, o := range []struct {
+			path string
+			set  bool
+		}{{"robots_host", s.Host != ""}, {headers, len(s.Headers) > 0}, {"robots_refresh", s.Refresh != 0}} {
+			if o.set {
+				return nil, 0, field.Errorf(o.path, "only for a robots.txt read from a URL (robots http://... or https://...)")
+			}
+		}
+		return nil, 0, nil
+	}
+	if _, err := upstream.ParseURL(s.Robots); err != nil {
+		return nil, 0, field.Wrap("robots", err)
+	}
+	if s.Host != "" {
+		if err := upstream.CheckHost(s.Host); err != nil {
+			return nil, 0, field.Wrap("robots_host", err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
+		if err := upstream.CheckHeader(name, s.Headers[name]); err != nil {
+			return nil, 0, field.Wrap("robots_headers."+name, err)
+		}
+	}
+	switch {
+	case s.Refresh == 0:
+		s.Refresh = DefaultRefresh
+	case s.Refresh < time.Second:
+		return nil, 0, field.Wrap("robots_refresh", fmt.Errorf("must be at least 1s, got %v", s.Refresh))
+	}
+	f, err := upstream.New(FetchOptions(s.Robots, s.Host, s.Headers))
+	if err != nil {
+		return nil, 0, field.Wrap("robots", err)
+	}
+	return f, s.Refresh, nil
+}

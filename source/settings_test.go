@@ -1,0 +1,46 @@
+package source
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/robotsguard/robotsguard/internal/field"
+)
+
+// TestSettingsCheck: a file needs no fetcher and refuses the URL-only
+// options; a URL gets a fetcher and the default refresh; each bad value
+// is a *field.Error with its configuration path.
+func TestSettingsCheck(t *testing.T) {
+	if f, refresh, err := (Settings{Robots: "/srv/robots.txt"}).Check(); f != nil || refresh != 0 || err != nil {
+		t.Errorf("file: %v %v %v", f, refresh, err)
+	}
+	if f, refresh, err := (Settings{}).Check(); f != nil || refresh != 0 || err != nil {
+		t.Errorf("none: %v %v %v", f, refresh, err)
+	}
+	f, refresh, err := Settings{Robots: "http://127.0.0.1:3000/robots.txt", Host: "www.example.com", Headers: map[string]string{"X-Forwarded-Proto": "https"}}.Check()
+	if f == nil || refresh != DefaultRefresh || err != nil {
+		t.Errorf("url: %v %v %v", f, refresh, err)
+	}
+	const url = "http://127.0.0.1:3000/robots.txt"
+	for _, tc := range []struct {
+		path string
+		s    Settings
+	}{
+		{"robots", Settings{Robots: "ftp://example.com/robots.txt"}},
+		{"robots_host", Settings{Robots: "/srv/robots.txt", Host: "example.com"}},
+		{"robots_headers.A", Settings{Robots: "/srv/robots.txt", Headers: map[string]string{"B": "1", "A": "2"}}},
+		{"robots_refresh", Settings{Robots: "/srv/robots.txt", Refresh: time.Minute}},
+		{"robots", Settings{Robots: "http://"}},
+		{"robots_host", Settings{Robots: url, Host: "example.com/x"}},
+		{"robots_headers.If-None-Match", Settings{Robots: url, Headers: map[string]string{"If-None-Match": "*"}}},
+		{"robots_refresh", Settings{Robots: url, Refresh: 100 * time.Millisecond}},
+		{"robots_refresh", Settings{Robots: url, Refresh: -1}},
+	} {
+		_, _, err := tc.s.Check()
+		var fe *field.Error
+		if !errors.As(err, &fe) || fe.Path != tc.path {
+			t.Errorf("%+v: %v, want an error of %s", tc.s, err, tc.path)
+		}
+	}
+}
