@@ -1,7 +1,9 @@
 package robotsguard
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -84,4 +86,36 @@ func goList(t *testing.T, mod string, flags ...string) map[string]listed {
 		t.Fatalf("go list found only %d packages of the module", len(pkgs))
 	}
 	return pkgs
+}
+
+// TestCaddymoduleSize keeps caddymodule the thin adapter the README
+// describes (issue 13): under 2,000 lines of non-test Go code, counting
+// neither blank lines nor comments, since every config field's doc comment
+// is Caddy's JSON documentation. Code that needs no Caddy belongs in the
+// package that owns the behaviour.
+func TestCaddymoduleSize(t *testing.T) {
+	files, err := filepath.Glob("caddymodule/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no caddymodule sources: %v", err)
+	}
+	code, all := 0, 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			all++
+			if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "//") {
+				code++
+			}
+		}
+	}
+	t.Logf("caddymodule: %d lines of non-test code (%d with blank lines and comments)", code, all)
+	if code >= 2000 {
+		t.Errorf("caddymodule has %d lines of non-test code, want under 2,000: move what needs no Caddy into the package that owns it", code)
+	}
 }

@@ -163,16 +163,32 @@ type caddyfileOption struct {
 	read func(h *Handler, r *optionReader) error
 }
 
+// fieldOption returns the option that sets one field, at path, from its one
+// argument by the field's type (a string as it is, a duration or a whole
+// number above zero), or, for a flag, from no argument.
+func fieldOption[T string | bool | int | caddy.Duration](path string, to func(h *Handler) *T) caddyfileOption {
+	return caddyfileOption{read: func(h *Handler, r *optionReader) error {
+		r.set(path)
+		switch p := any(to(h)).(type) {
+		case *string:
+			return r.one(p)
+		case *bool:
+			return r.flag(p)
+		case *int:
+			return r.positiveInt(p)
+		case *caddy.Duration:
+			return r.positiveDuration(p)
+		}
+		return r.errf("no reader for %T", to(h))
+	}}
+}
+
 // caddyfileOptions are the options of the robots_guard block. A new option
 // is a field of Handler (with its doc comment and default), an entry here,
 // its check in checkConfig, and rows in the tests' tables.
 var caddyfileOptions = map[string]caddyfileOption{
-	"robots": {read: func(h *Handler, r *optionReader) error {
-		return r.set("robots").one(&h.Robots)
-	}},
-	"robots_host": {read: func(h *Handler, r *optionReader) error {
-		return r.set("robots_host").one(&h.RobotsHost)
-	}},
+	"robots":      fieldOption("robots", func(h *Handler) *string { return &h.Robots }),
+	"robots_host": fieldOption("robots_host", func(h *Handler) *string { return &h.RobotsHost }),
 	"robots_header": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		args, err := r.args(2, 2, "<field> <value>")
 		if err != nil {
@@ -189,17 +205,13 @@ var caddyfileOptions = map[string]caddyfileOption{
 		r.set("robots_headers." + name)
 		return nil
 	}},
-	"robots_refresh": {read: func(h *Handler, r *optionReader) error {
-		return r.set("robots_refresh").positiveDuration(&h.RobotsRefresh)
-	}},
+	"robots_refresh": fieldOption("robots_refresh", func(h *Handler) *caddy.Duration { return &h.RobotsRefresh }),
 	"serve_robots": {read: func(h *Handler, r *optionReader) error {
 		on, err := r.set("serve_robots").onOff()
 		h.ServeRobots = &on
 		return err
 	}},
-	"mode": {read: func(h *Handler, r *optionReader) error {
-		return r.set("mode").one(&h.Mode)
-	}},
+	"mode": fieldOption("mode", func(h *Handler) *string { return &h.Mode }),
 	"block_class": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		return r.appendTo(&h.BlockClasses, "block_classes")
 	}},
@@ -209,9 +221,7 @@ var caddyfileOptions = map[string]caddyfileOption{
 	"sitemap": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		return r.appendTo(&h.Sitemaps, "sitemaps")
 	}},
-	"crawl_delay": {read: func(h *Handler, r *optionReader) error {
-		return r.set("crawl_delay").positiveDuration(&h.CrawlDelay)
-	}},
+	"crawl_delay": fieldOption("crawl_delay", func(h *Handler) *caddy.Duration { return &h.CrawlDelay }),
 	"rate": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		args, err := r.args(2, 2, "<class> <duration>")
 		if err != nil {
@@ -231,9 +241,7 @@ var caddyfileOptions = map[string]caddyfileOption{
 		r.set("rates." + args[0])
 		return nil
 	}},
-	"burst": {read: func(h *Handler, r *optionReader) error {
-		return r.set("burst").positiveInt(&h.Burst)
-	}},
+	"burst": fieldOption("burst", func(h *Handler) *int { return &h.Burst }),
 	"grace": {read: func(h *Handler, r *optionReader) error {
 		if err := r.set("grace").integer(&h.Grace); err != nil {
 			return err
@@ -262,15 +270,9 @@ var caddyfileOptions = map[string]caddyfileOption{
 		}
 		return nil
 	}},
-	"ipv4_prefix": {read: func(h *Handler, r *optionReader) error {
-		return r.set("ipv4_prefix").positiveInt(&h.IPv4Prefix)
-	}},
-	"ipv6_prefix": {read: func(h *Handler, r *optionReader) error {
-		return r.set("ipv6_prefix").positiveInt(&h.IPv6Prefix)
-	}},
-	"window": {read: func(h *Handler, r *optionReader) error {
-		return r.set("window").positiveDuration(&h.Window)
-	}},
+	"ipv4_prefix": fieldOption("ipv4_prefix", func(h *Handler) *int { return &h.IPv4Prefix }),
+	"ipv6_prefix": fieldOption("ipv6_prefix", func(h *Handler) *int { return &h.IPv6Prefix }),
+	"window":      fieldOption("window", func(h *Handler) *caddy.Duration { return &h.Window }),
 	"cooldown": {read: func(h *Handler, r *optionReader) error {
 		args, err := r.args(1, 2, "<duration> [<max>]")
 		if err != nil {
@@ -310,18 +312,10 @@ var caddyfileOptions = map[string]caddyfileOption{
 		}
 		return nil
 	}},
-	"escalate_verified_search": {read: func(h *Handler, r *optionReader) error {
-		return r.set("escalate_verified_search").flag(&h.EscalateVerifiedSearch)
-	}},
-	"allow_bad_agents": {read: func(h *Handler, r *optionReader) error {
-		return r.set("allow_bad_agents").flag(&h.AllowBadAgents)
-	}},
-	"allow_impostors": {read: func(h *Handler, r *optionReader) error {
-		return r.set("allow_impostors").flag(&h.AllowImpostors)
-	}},
-	"user_triggered_skip_global": {read: func(h *Handler, r *optionReader) error {
-		return r.set("user_triggered_skip_global").flag(&h.UserTriggeredSkipGlobal)
-	}},
+	"escalate_verified_search":   fieldOption("escalate_verified_search", func(h *Handler) *bool { return &h.EscalateVerifiedSearch }),
+	"allow_bad_agents":           fieldOption("allow_bad_agents", func(h *Handler) *bool { return &h.AllowBadAgents }),
+	"allow_impostors":            fieldOption("allow_impostors", func(h *Handler) *bool { return &h.AllowImpostors }),
+	"user_triggered_skip_global": fieldOption("user_triggered_skip_global", func(h *Handler) *bool { return &h.UserTriggeredSkipGlobal }),
 	"allow_ip": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		return r.appendTo(&h.AllowIPs, "allow_ips")
 	}},
@@ -357,22 +351,14 @@ var caddyfileOptions = map[string]caddyfileOption{
 		r.set(fmt.Sprintf("bots[%d]", len(h.Bots)-1))
 		return nil
 	}},
-	"max_clients": {read: func(h *Handler, r *optionReader) error {
-		return r.set("max_clients").positiveInt(&h.MaxClients)
-	}},
-	"max_blocks": {read: func(h *Handler, r *optionReader) error {
-		return r.set("max_blocks").positiveInt(&h.MaxBlocks)
-	}},
-	"state_ttl": {read: func(h *Handler, r *optionReader) error {
-		return r.set("state_ttl").positiveDuration(&h.StateTTL)
-	}},
-	"store": {read: readStore}, // store.go
+	"max_clients": fieldOption("max_clients", func(h *Handler) *int { return &h.MaxClients }),
+	"max_blocks":  fieldOption("max_blocks", func(h *Handler) *int { return &h.MaxBlocks }),
+	"state_ttl":   fieldOption("state_ttl", func(h *Handler) *caddy.Duration { return &h.StateTTL }),
+	"store":       {read: readStore}, // store.go
 	"ua_cache": {read: func(h *Handler, r *optionReader) error {
 		return r.set("ua_cache").size(&h.UACache)
 	}},
-	"zone": {read: func(h *Handler, r *optionReader) error {
-		return r.set("zone").one(&h.Zone)
-	}},
+	"zone": fieldOption("zone", func(h *Handler) *string { return &h.Zone }),
 	"deny": {read: func(h *Handler, r *optionReader) error {
 		return r.statusBody(&h.DenyStatus, &h.DenyBody, "deny_status")
 	}},
@@ -415,9 +401,7 @@ var caddyfileOptions = map[string]caddyfileOption{
 		r.set(fmt.Sprintf("x_robots_tags[%d]", len(h.XRobotsTags)-1))
 		return nil
 	}},
-	"content_usage": {read: func(h *Handler, r *optionReader) error {
-		return r.set("content_usage").one(&h.ContentUsage)
-	}},
+	"content_usage": fieldOption("content_usage", func(h *Handler) *string { return &h.ContentUsage }),
 	"content_usage_header": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		args, err := r.args(2, -1, "<pattern> <preferences...>")
 		if err != nil {
@@ -427,25 +411,15 @@ var caddyfileOptions = map[string]caddyfileOption{
 		r.set(fmt.Sprintf("content_usage_headers[%d]", len(h.ContentUsageHeaders)-1))
 		return nil
 	}},
-	"canonical": {read: func(h *Handler, r *optionReader) error {
-		return r.set("canonical").one(&h.Canonical)
-	}},
-	"canonical_redirect_humans": {read: func(h *Handler, r *optionReader) error {
-		return r.set("canonical_redirect_humans").flag(&h.CanonicalRedirectHumans)
-	}},
+	"canonical":                 fieldOption("canonical", func(h *Handler) *string { return &h.Canonical }),
+	"canonical_redirect_humans": fieldOption("canonical_redirect_humans", func(h *Handler) *bool { return &h.CanonicalRedirectHumans }),
 }
 
 // verifyOptions are the options of the verify block.
 var verifyOptions = map[string]caddyfileOption{
-	"wait": {read: func(h *Handler, r *optionReader) error {
-		return r.set("verify.wait").positiveDuration(&h.Verify.Wait)
-	}},
-	"lookup_timeout": {read: func(h *Handler, r *optionReader) error {
-		return r.set("verify.lookup_timeout").positiveDuration(&h.Verify.LookupTimeout)
-	}},
-	"ttl": {read: func(h *Handler, r *optionReader) error {
-		return r.set("verify.ttl").positiveDuration(&h.Verify.TTL)
-	}},
+	"wait":           fieldOption("verify.wait", func(h *Handler) *caddy.Duration { return &h.Verify.Wait }),
+	"lookup_timeout": fieldOption("verify.lookup_timeout", func(h *Handler) *caddy.Duration { return &h.Verify.LookupTimeout }),
+	"ttl":            fieldOption("verify.ttl", func(h *Handler) *caddy.Duration { return &h.Verify.TTL }),
 	"ranges": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		args, err := r.args(2, 2, "<token> <file>")
 		if err != nil {

@@ -132,13 +132,7 @@ var webBotAuthOptions = map[string]caddyfileOption{
 		h.WebBotAuth.FetchDirectories = &on
 		return err
 	}},
-	"max_validity": {read: func(h *Handler, r *optionReader) error {
-		return r.set("web_bot_auth.max_validity").positiveDuration(&h.WebBotAuth.MaxValidity)
-	}},
-	"clock_skew": {read: func(h *Handler, r *optionReader) error {
-		return r.set("web_bot_auth.clock_skew").positiveDuration(&h.WebBotAuth.ClockSkew)
-	}},
-	"nonce_cache": {read: func(h *Handler, r *optionReader) error {
-		return r.set("web_bot_auth.nonce_cache").positiveInt(&h.WebBotAuth.NonceCache)
-	}},
+	"max_validity": fieldOption("web_bot_auth.max_validity", func(h *Handler) *caddy.Duration { return &h.WebBotAuth.MaxValidity }),
+	"clock_skew":   fieldOption("web_bot_auth.clock_skew", func(h *Handler) *caddy.Duration { return &h.WebBotAuth.ClockSkew }),
+	"nonce_cache":  fieldOption("web_bot_auth.nonce_cache", func(h *Handler) *int { return &h.WebBotAuth.NonceCache }),
 }
