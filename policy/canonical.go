@@ -151,7 +151,7 @@ func (p *Policy) HasDomain() bool {
 	return p.canon.scheme != ""
 }
 
-// Canonical returns the canonical form of a request for the agent with the
+// Canonical returns the canonical URL of a request for the agent with the
 // given tokens (the "*" group's QueryParam lines apply when no group names
 // them): scheme and host from Domain, the index page dropped from the path,
 // and the query rewritten by QueryParam. target is the request target (path

@@ -24,7 +24,7 @@ var (
 	}
 )
 
-// normalizeDirective checks a directive and returns it in canonical form.
+// normalizeDirective checks a directive and returns it in its normal form.
 func normalizeDirective(d string) (string, error) {
 	d = strings.TrimSpace(d)
 	name, value, hasValue := strings.Cut(d, ":")
