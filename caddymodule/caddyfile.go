@@ -184,8 +184,10 @@ func fieldOption[T string | bool | int | caddy.Duration](path string, to func(h 
 }
 
 // caddyfileOptions are the options of the robots_guard block. A new option
-// is a field of Handler (with its doc comment and default), an entry here,
-// its check in checkConfig, and rows in the tests' tables.
+// is a field of Handler (with its doc comment and default), an entry here
+// (fieldOption where it sets one field from one argument), its check in
+// checkConfig or in the owning package's Settings, and rows in the tests'
+// tables.
 var caddyfileOptions = map[string]caddyfileOption{
 	"robots":      fieldOption("robots", func(h *Handler) *string { return &h.Robots }),
 	"robots_host": fieldOption("robots_host", func(h *Handler) *string { return &h.RobotsHost }),
