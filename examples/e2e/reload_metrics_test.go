@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -103,10 +104,16 @@ func TestReloadKeepsCounters(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return string(body)
 	}
+	// Ready when both the admin endpoint and the site answer: the admin
+	// endpoint starts first, and a request would count a decision, so the
+	// site's port is only dialled.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get(metricsURL); err == nil {
 			resp.Body.Close()
-			break
+			if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", front)); err == nil {
+				c.Close()
+				break
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("caddy did not start:\n%s", out.String())
