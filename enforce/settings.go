@@ -39,9 +39,14 @@ type Settings struct {
 	StateTTL              time.Duration
 }
 
+// FieldError is the error of a bad value, named by its JSON path: what
+// [Settings.Check] and redisstore.Config.Check return, for callers outside
+// this module to read with errors.As.
+type FieldError = field.Error
+
 // Check checks every value and returns the engine's Config (defaults are
 // the engine's, applied to zero values by [New]). Its errors are
-// *field.Error.
+// *FieldError.
 func (s Settings) Check() (Config, error) {
 	var cfg Config
 	switch s.Mode {

@@ -30,7 +30,7 @@ type Settings struct {
 
 // Check checks c and returns its settings; it makes a client for the URL
 // to check it, and closes it without a round trip. Its errors are
-// *field.Error (url, key_prefix, on_error), and never echo a URL, which
+// *enforce.FieldError (url, key_prefix, on_error), and never echo a URL, which
 // may carry a password.
 func (c Config) Check() (Settings, error) {
 	s := Settings{URL: c.URL, KeyPrefix: c.KeyPrefix, Timeout: c.Timeout}

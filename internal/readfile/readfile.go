@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 )
 
@@ -29,11 +30,15 @@ func Bounded(path string, maxSize int64) ([]byte, error) {
 		return nil, PathError(err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %v", path, err)
+	limit := maxSize
+	if limit < math.MaxInt64 {
+		limit++ // one byte more tells a file that grew after the Stat
 	}
-	if int64(len(data)) > maxSize { // it grew after the Stat
+	data, err := io.ReadAll(io.LimitReader(f, limit))
+	if err != nil {
+		return nil, PathError(err)
+	}
+	if int64(len(data)) > maxSize {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxSize)
 	}
 	return data, nil

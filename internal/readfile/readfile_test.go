@@ -1,6 +1,7 @@
 package readfile
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,9 @@ func TestBounded(t *testing.T) {
 	}
 	if data, err := Bounded(small, 5); err != nil || string(data) != "12345" {
 		t.Errorf("small file: %q %v", data, err)
+	}
+	if data, err := Bounded(small, math.MaxInt64); err != nil || string(data) != "12345" {
+		t.Errorf("no bound: %q %v", data, err)
 	}
 	for _, tc := range []struct {
 		path string
