@@ -20,10 +20,9 @@ import (
 // settings is what the checked configuration gives Provision, besides the
 // defaults checkConfig writes into the Handler's own fields.
 type settings struct {
-	engine  enforce.Config
-	blocked []uaclass.Class
-	index   policy.RobotsTagRules
-	usage   policy.UsageRules
+	engine enforce.Config
+	index  policy.RobotsTagRules
+	usage  policy.UsageRules
 	// verify is nil when verification is off.
 	verify *uaclass.VerifierOptions
 	// webBotAuth is nil when web_bot_auth is not configured.
@@ -79,7 +78,7 @@ func (h *Handler) check() (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.engine, s.blocked = cfg, cfg.BlockClasses
+	s.engine = cfg
 	if h.Mode == "" {
 		h.Mode = "enforce"
 	}

@@ -362,7 +362,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.blocked, h.index, h.usage = set.blocked, set.index, set.usage
+	h.blocked, h.index, h.usage = set.engine.BlockClasses, set.index, set.usage
 	h.metrics, err = sharedMetrics(ctx.GetMetricsRegistry())
 	if err != nil {
 		return fmt.Errorf("robots_guard: registering metrics: %v", err)

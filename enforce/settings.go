@@ -89,12 +89,15 @@ func (s Settings) Check() (Config, error) {
 			if err != nil {
 				return cfg, field.Wrap("rates."+name, err)
 			}
-			if d := s.Rates[name]; d < 0 {
+			d := s.Rates[name]
+			if d < 0 {
 				return cfg, field.Errorf("rates."+name, "must not be negative, got %v", d)
 			}
-			cfg.ClassRates[c] = s.Rates[name]
+			cfg.ClassRates[c] = d
 		}
 	}
+	// Zero means the default, so a count is refused only below zero (grace,
+	// whose -1 means none: below -1); the message names the least value.
 	for _, n := range []struct {
 		path     string
 		v, least int
