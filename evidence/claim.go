@@ -292,9 +292,9 @@ func oddDevice(e string) bool {
 // parsed holds the tokens of a User-Agent after its first comment.
 type parsed struct {
 	webkit, chrome, safari, version, gecko, firefox string
-	khtml, mobile, iosMobile, chromiumTok        bool
-	edge, opera, yandex, samsung, vivaldi        bool
-	criOS, fxiOS, edgiOS                         bool
+	khtml, mobile, iosMobile, chromiumTok           bool
+	edge, opera, yandex, samsung, vivaldi           bool
+	criOS, fxiOS, edgiOS                            bool
 	// ownStack: a product that may fetch with its own network stack or
 	// through its maker's servers.
 	ownStack bool
