@@ -235,6 +235,9 @@ func readPlatform(s string) platformInfo {
 			}
 			continue
 		}
+		if robotWords(e) {
+			p.odd = true // "compatible; FooBot/1.0; +http://...", "cludo.com bot"
+		}
 		switch {
 		case strings.HasPrefix(e, "rv:"):
 			p.rv = true
@@ -261,6 +264,15 @@ func readPlatform(s string) platformInfo {
 			default:
 				p.odd = true
 			}
+		case p.desktop:
+			// Desktop browsers write nothing else: "Windows NT 10.0; Win64;
+			// x64", "Macintosh; Intel Mac OS X 10_15_7".
+			switch {
+			case e == "Win64" || e == "x64" || e == "WOW64" || e == "Win32" || e == "ARM64":
+			case strings.HasPrefix(e, "Intel Mac OS X ") || strings.HasPrefix(e, "PPC Mac OS X "):
+			default:
+				p.odd = true
+			}
 		case p.platform == IOS && (strings.HasPrefix(e, "CPU iPhone OS ") || strings.HasPrefix(e, "CPU OS ")):
 			v := e[strings.Index(e, "OS ")+3:]
 			v, _, _ = strings.Cut(v, " ")
@@ -276,6 +288,16 @@ func readPlatform(s string) platformInfo {
 		p.odd = true
 	}
 	return p
+}
+
+// robotWords reports a comment entry that names a robot or its operator.
+func robotWords(e string) bool {
+	for _, w := range [...]string{"compatible", "bot", "Bot", "BOT", "http", "www.", "@", "crawl", "Crawl", "spider", "Spider", "check"} {
+		if strings.Contains(e, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // oddDevice reports a comment entry of a TV, console or other device whose

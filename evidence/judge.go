@@ -14,10 +14,11 @@ type TLS struct {
 	// Browser reports that the stack is a browser engine's.
 	Browser bool
 	// Family names the stack: for a browser engine's, "chromium" (Chrome's
-	// BoringSSL), "firefox" (NSS) or "webkit" (Apple's); for a library's,
-	// its name as the table gives it ("go", "openssl", ...), which the
-	// verdict's description quotes. A browser stack of another name is
-	// compared with no claim.
+	// BoringSSL; "chrome" and "boringssl" are read so too), "firefox" (NSS;
+	// "nss", "gecko") or "webkit" (Apple's; "safari", "apple"); for a
+	// library's, its name as the table gives it ("go", "openssl", ...),
+	// which the verdict's description quotes. A browser stack of another
+	// name is a browser all the same, compared with no claim.
 	Family string
 }
 
@@ -69,10 +70,11 @@ func OriginOf(tls bool, host string) Origin {
 // against the claim. Judge returns at once for a claim that is not judged,
 // and allocates nothing.
 //
-// When the handshake is the claimed engine's own stack, the headers are
-// not judged: a browser's internal requests (Firefox's reader view, Chrome's
-// report uploads) lack some of them, and a client that copies a browser's
-// handshake copies its headers too.
+// When the handshake is a browser engine's, the headers are not judged:
+// they are that browser's, whatever its User-Agent says. A browser's own
+// internal requests lack some of them (Firefox's reader view, Chrome for
+// iOS's native fetches), and a client that copies a browser's handshake
+// copies its headers too. Another engine's stack is a mismatch by itself.
 func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 	if c.checks == 0 {
 		return Verdict{}
@@ -81,18 +83,19 @@ func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 	if c.checks&badGecko != 0 {
 		e |= Gecko
 	}
-	own := false
+	browser := false
 	if t.Known && c.checks&checkTLS != 0 {
 		switch f := stackFamily(t.Family); {
 		case !t.Browser:
 			e |= TLSStack
-		case f == c.Family:
-			own = true
-		case f != NoFamily:
+		case f != NoFamily && f != c.Family:
+			browser = true
 			e |= TLSFamily
+		default:
+			browser = true
 		}
 	}
-	if !own && c.checks&checkHeaders != 0 && (o == Secure || o == Loopback && c.Family != WebKit) {
+	if !browser && c.checks&checkHeaders != 0 && (o == Secure || o == Loopback && c.Family != WebKit) {
 		e |= judgeHeaders(c, method, h)
 	}
 	if e == 0 {
@@ -101,15 +104,17 @@ func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 	return Verdict{Evidence: e, Claim: c, Stack: t.Family}
 }
 
-// stackFamily maps a browser stack's family name to its engine.
+// stackFamily maps a browser stack's family name to its engine; the
+// table's names and its engines' and libraries' own are all accepted.
 func stackFamily(name string) Family {
-	switch {
-	case strings.EqualFold(name, "chromium"):
-		return Chromium
-	case strings.EqualFold(name, "firefox"):
-		return Firefox
-	case strings.EqualFold(name, "webkit"):
-		return WebKit
+	for _, f := range [...]struct {
+		name   string
+		family Family
+	}{{"chromium", Chromium}, {"chrome", Chromium}, {"boringssl", Chromium}, {"firefox", Firefox}, {"gecko", Firefox},
+		{"nss", Firefox}, {"webkit", WebKit}, {"safari", WebKit}, {"apple", WebKit}} {
+		if strings.EqualFold(name, f.name) {
+			return f.family
+		}
 	}
 	return NoFamily
 }
@@ -119,7 +124,7 @@ func stackFamily(name string) Family {
 func judgeHeaders(c Claim, method string, h http.Header) Evidence {
 	var e Evidence
 	site, mode, dest := h["Sec-Fetch-Site"], h["Sec-Fetch-Mode"], h["Sec-Fetch-Dest"]
-	if len(site) == 0 && len(mode) == 0 && len(dest) == 0 && sendsFetchMetadata(c) && !reportUpload(method, h) {
+	if len(site) == 0 && len(mode) == 0 && len(dest) == 0 && sendsFetchMetadata(c) && !reportUpload(method, h) && !webSocket(method, h) {
 		e |= SecFetch
 	}
 	ua := h["Sec-Ch-Ua"]
@@ -186,6 +191,13 @@ func reportUpload(method string, h http.Header) bool {
 	}
 	ct := first(h["Content-Type"])
 	return strings.HasPrefix(ct, "application/reports+json") || strings.HasPrefix(ct, "application/csp-report")
+}
+
+// webSocket reports a WebSocket opening handshake (RFC 6455 section 4.1),
+// which Chromium sends without Fetch Metadata (Firefox sends it).
+func webSocket(method string, h http.Header) bool {
+	return method == http.MethodGet && len(h["Sec-Websocket-Key"]) > 0 && len(h["Sec-Websocket-Version"]) > 0 &&
+		strings.EqualFold(first(h["Upgrade"]), "websocket")
 }
 
 // judgeBrands holds the brands of Sec-CH-UA to the User-Agent: each brand

@@ -59,7 +59,7 @@ type Fixture struct {
 	Copies string `json:"copies,omitempty"`
 	// Made is when the capture was made.
 	Made     string    `json:"made"`
-	Requests []Request `json:"requests"`
+	Requests []Request `json:"requests,omitempty"`
 }
 
 func main() {
@@ -94,12 +94,12 @@ func main() {
 	write := func(f Fixture) {
 		f.Made = made
 		sortRequests(f.Requests)
-		b, err := json.MarshalIndent(f, "", "  ")
+		b, err := marshal(f)
 		if err != nil {
 			log.Fatal(err)
 		}
 		path := filepath.Join(*out, f.Client+".json")
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
 			log.Fatal(err)
 		}
 		log.Printf("%s: %d requests", path, len(f.Requests))
@@ -120,8 +120,6 @@ func main() {
 		{"chromium-windows-ua", "--user-agent=" + chromeUA + " (a User-Agent switcher)", []string{"--user-agent=" + chromeUA}, "", short, true},
 		{"chromium-firefox-ua", "--user-agent=" + firefoxUA + " (a User-Agent switcher)", []string{"--user-agent=" + firefoxUA}, "", short, true},
 		{"chromium-devtools-ua", "Emulation.setUserAgentOverride(" + chromeUA + ") without client-hint metadata (DevTools, automation)", nil, chromeUA, short, true},
-		{"chromium-no-client-hints", "--user-agent=" + desktopUA + " --disable-features=UserAgentClientHint (as privacy forks that send no client hints)",
-			[]string{"--user-agent=" + desktopUA, "--disable-features=HttpsUpgrades,UserAgentClientHint"}, "", short, true},
 	} {
 		if !want(r.name) {
 			continue
@@ -217,6 +215,33 @@ func main() {
 		}
 		write(f)
 	}
+}
+
+// marshal writes a fixture as JSON with one request a line, which keeps
+// the files small and their diffs readable.
+func marshal(f Fixture) ([]byte, error) {
+	reqs := f.Requests
+	f.Requests = nil
+	head, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.Write(head[:len(head)-len("\n}")])
+	b.WriteString(",\n  \"requests\": [")
+	for i, r := range reqs {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		b.Write(line)
+	}
+	b.WriteString("\n  ]\n}\n")
+	return []byte(b.String()), nil
 }
 
 // browseShort is a typed navigation with its subresources, then a link.

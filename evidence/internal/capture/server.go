@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,8 +43,9 @@ type Request struct {
 	Proto  string `json:"proto"`
 	Method string `json:"method"`
 	URL    string `json:"url"`
-	// Header is the request's header as net/http gives it (canonical keys;
-	// Host is in URL).
+	// URL is the request's URL, without the port (which changes from run
+	// to run). Header is the request's header as net/http gives it
+	// (canonical keys; Host is in URL).
 	Header http.Header `json:"header"`
 }
 
@@ -168,13 +170,18 @@ func (s *site) take() []Request {
 
 // waitN waits until n requests for url have arrived in the current run, or
 // d has passed.
-func (s *site) waitN(url string, n int, d time.Duration) bool {
+func (s *site) waitN(rawURL string, n int, d time.Duration) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	want := u.Scheme + "://" + u.Hostname() + u.RequestURI()
 	deadline := time.Now().Add(d)
 	for {
 		s.mu.Lock()
 		k := 0
 		for _, r := range s.got {
-			if r.URL == url {
+			if r.URL == want {
 				k++
 			}
 		}
@@ -219,7 +226,7 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := Request{
 		Case: caseOf(r.URL.Path), Origin: kind, Proto: r.Proto, Method: r.Method,
-		URL: scheme + "://" + r.Host + r.URL.RequestURI(), Header: r.Header.Clone(),
+		URL: scheme + "://" + host + r.URL.RequestURI(), Header: r.Header.Clone(),
 	}
 	s.mu.Lock()
 	if s.run != "" {
