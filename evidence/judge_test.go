@@ -76,10 +76,10 @@ func TestJudge(t *testing.T) {
 	apple := TLS{Known: true, Browser: true, Family: "webkit"}
 	for _, tc := range []struct {
 		name, ua, method string
-		h            http.Header
-		tls          TLS
-		o            Origin
-		want         Evidence
+		h                http.Header
+		tls              TLS
+		o                Origin
+		want             Evidence
 	}{
 		// Real browsers, as they send their requests.
 		{name: "chrome navigation", ua: chromeUA, h: chromeNav, o: Secure},
@@ -206,7 +206,7 @@ func TestEvidenceCodes(t *testing.T) {
 	if Decisive&Mismatch != 0 || Decisive|Mismatch != all {
 		t.Errorf("Decisive %b and Mismatch %b do not partition %b", Decisive, Mismatch, all)
 	}
-	if (TLSStack | SecFetch).Code() != "" || Evidence(0).Code() != "" || Evidence(1<<15).Code() != "" {
+	if (TLSStack|SecFetch).Code() != "" || Evidence(0).Code() != "" || Evidence(1<<15).Code() != "" {
 		t.Error("Code of no single finding is not empty")
 	}
 	if got := (SecFetch | TLSStack).String(); got != "tls,sec-fetch" {

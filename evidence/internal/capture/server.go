@@ -241,7 +241,7 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var cases = map[string]string{
 	"/page.html": "navigate", "/next.html": "navigate link", "/form": "navigate form post", "/redirect": "navigate redirect",
 	"/redirected.html": "navigate after redirect", "/from-b.html": "navigate cross-site", "/xs-nav.html": "navigate",
-"/favicon.png": "favicon", "/favicon.ico": "favicon", "/style.css": "css",
+	"/favicon.png": "favicon", "/favicon.ico": "favicon", "/style.css": "css",
 	"/font.woff2": "font", "/bg.png": "css image", "/script.js": "script", "/img.png": "img", "/xs-img.png": "img cross-site",
 	"/preload.png": "preload", "/prefetch.html": "link prefetch", "/frame.html": "iframe", "/xs-frame.html": "iframe cross-site",
 	"/media.wav": "media", "/file.bin": "download", "/api/get": "fetch", "/api/head": "fetch HEAD", "/api/post": "fetch POST",
