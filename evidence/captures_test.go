@@ -31,7 +31,7 @@ type fixture struct {
 	} `json:"requests"`
 }
 
-func loadCaptures(t *testing.T) []fixture {
+func loadCaptures(t testing.TB) []fixture {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "captures", "*.json"))
 	if err != nil || len(files) == 0 {

@@ -160,6 +160,9 @@ func ParseClaim(ua string) Claim {
 		return Claim{}
 	}
 	plat := readPlatform(ua[len(prefix) : len(prefix)+end])
+	if plat.odd {
+		return Claim{} // no judged claim has an odd platform
+	}
 	var p parsed
 	if !p.read(ua[len(prefix)+end+1:]) {
 		return Claim{}
@@ -211,7 +214,7 @@ type platformInfo struct {
 func readPlatform(s string) platformInfo {
 	var p platformInfo
 	first := true
-	for s != "" {
+	for s != "" && !p.odd {
 		var e string
 		e, s, _ = strings.Cut(s, ";")
 		e = strings.TrimSpace(e)
@@ -234,9 +237,6 @@ func readPlatform(s string) platformInfo {
 				p.odd = true
 			}
 			continue
-		}
-		if robotWords(e) {
-			p.odd = true // "compatible; FooBot/1.0; +http://...", "cludo.com bot"
 		}
 		switch {
 		case strings.HasPrefix(e, "rv:"):
@@ -280,7 +280,9 @@ func readPlatform(s string) platformInfo {
 			if len(v) > 1 && v[0] == '_' {
 				p.minor, _ = leadingInt(v[1:])
 			}
-		case oddDevice(e):
+		case oddDevice(e) || robotWords(e):
+			// A device model may be anything, but not a TV's, nor a robot's
+			// name: "compatible; FooBot/1.0; +http://...".
 			p.odd = true
 		}
 	}
@@ -338,7 +340,7 @@ var ownStack = map[string]bool{
 func (p *parsed) read(s string) bool {
 	prev := ""
 	for {
-		s = strings.TrimLeft(s, " ")
+		s = strings.TrimLeft(s, " \t")
 		if s == "" {
 			return true
 		}
@@ -359,9 +361,9 @@ func (p *parsed) read(s string) bool {
 			}
 			continue
 		}
-		end := strings.IndexAny(s, " (")
-		if end < 0 {
-			end = len(s)
+		end := 0
+		for end < len(s) && s[end] != ' ' && s[end] != '\t' && s[end] != '(' {
+			end++
 		}
 		tok := s[:end]
 		s = s[end:]

@@ -123,12 +123,12 @@ func stackFamily(name string) Family {
 // a trustworthy origin.
 func judgeHeaders(c Claim, method string, h http.Header) Evidence {
 	var e Evidence
-	site, mode, dest := h["Sec-Fetch-Site"], h["Sec-Fetch-Mode"], h["Sec-Fetch-Dest"]
-	if len(site) == 0 && len(mode) == 0 && len(dest) == 0 && sendsFetchMetadata(c) && !reportUpload(method, h) && !webSocket(method, h) {
+	mode, dest := h["Sec-Fetch-Mode"], h["Sec-Fetch-Dest"]
+	if !sent(h["Sec-Fetch-Site"]) && !sent(mode) && !sent(dest) && sendsFetchMetadata(c) && !reportUpload(method, h) && !webSocket(method, h) {
 		e |= SecFetch
 	}
 	ua := h["Sec-Ch-Ua"]
-	present := len(ua) > 0 && (len(ua) > 1 || strings.Trim(ua[0], " \t") != "")
+	present := sent(ua)
 	if c.Family != Chromium {
 		// Firefox and Safari have never sent client hints; Chromium with a
 		// Firefox or Safari User-Agent does.
@@ -259,6 +259,17 @@ func hintPlatform(s string) Platform {
 		return ChromeOS
 	}
 	return UnknownPlatform
+}
+
+// sent reports a header with a value: browsers send none empty, so an
+// empty one is as good as none.
+func sent(v []string) bool {
+	for _, s := range v {
+		if strings.Trim(s, " \t") != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func first(v []string) string {

@@ -131,6 +131,8 @@ func TestJudge(t *testing.T) {
 		{name: "an electron app's node fetch", ua: electron, h: http.Header{}, tls: TLS{Known: true, Family: "openssl"}, o: Secure, want: TLSStack},
 		{name: "a GET posing as a report", ua: chromeUA, method: "GET", h: http.Header{"Content-Type": {"application/reports+json"}}, o: Secure, want: SecFetch},
 		{name: "a GET posing as a websocket, no Upgrade", ua: chromeUA, h: http.Header{"Sec-Websocket-Key": {"x"}, "Sec-Websocket-Version": {"13"}}, o: Secure, want: SecFetch},
+		{name: "empty fetch metadata", ua: chromeUA, h: http.Header{"Sec-Fetch-Site": {""}, "Sec-Fetch-Mode": {" "}, "Sec-Fetch-Dest": {}}, o: Secure, want: SecFetch},
+		{name: "a tab between the tokens", ua: strings.Replace(chromeUA, " Safari", "\tSafari", 1), h: http.Header{}, o: Secure, want: SecFetch},
 		{name: "gecko token", ua: ffBadGeck, h: firefoxNav, o: Insecure, want: Gecko},
 		{name: "no gecko token", ua: ffNoGecko, h: firefoxNav, o: Secure, want: Gecko},
 
