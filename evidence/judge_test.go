@@ -33,16 +33,6 @@ func with(h http.Header, kv ...string) http.Header {
 	return out
 }
 
-func without(h http.Header, keys ...string) http.Header {
-	out := h.Clone()
-	for _, k := range keys {
-		delete(out, k)
-	}
-	return out
-}
-
-var noFetchMetadata = []string{"Sec-Fetch-Site", "Sec-Fetch-Mode", "Sec-Fetch-Dest", "Sec-Fetch-User"}
-
 func TestJudge(t *testing.T) {
 	const (
 		edgeUA    = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36 Edg/156.0.0.0"
