@@ -13,7 +13,7 @@
 //     preload, prefetch, speculation rules, media, fetch GET/HEAD/POST,
 //     a CORS preflight, XHR, beacon, worker, service worker, WebSocket,
 //     CSP and Reporting API reports), with their own User-Agent and with a
-//     changed one (a User-Agent switcher, DevTools, no client hints);
+//     changed one (a User-Agent switcher, DevTools);
 //   - makes one request with each HTTP library and tool (curl, wget, Python
 //     requests, httpx, aiohttp and urllib, Go net/http, Node https, Scrapy)
 //     sending a Chrome and a Firefox User-Agent, and with curl sending all
@@ -52,7 +52,7 @@ type Fixture struct {
 	// Config says how the client was set up.
 	Config string `json:"config"`
 	// UAChanged: a real browser whose User-Agent was changed (a switcher
-	// extension, a preference, DevTools), or that sends no client hints.
+	// extension, a preference, DevTools).
 	// Such a browser may show a mismatch, never decisive evidence.
 	UAChanged bool `json:"ua_changed,omitempty"`
 	// Copies names the browser whose headers a library copied.
