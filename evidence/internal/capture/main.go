@@ -52,8 +52,8 @@ type Fixture struct {
 	// Config says how the client was set up.
 	Config string `json:"config"`
 	// UAChanged: a real browser whose User-Agent was changed (a switcher
-	// extension, a preference, DevTools).
-	// Such a browser may show a mismatch, never decisive evidence.
+	// extension, a preference, DevTools). Such a browser may show a
+	// mismatch, never decisive evidence.
 	UAChanged bool `json:"ua_changed,omitempty"`
 	// Copies names the browser whose headers a library copied.
 	Copies string `json:"copies,omitempty"`
