@@ -1,0 +1,175 @@
+package evidence
+
+import (
+	"iter"
+	"math/bits"
+	"strings"
+)
+
+// Evidence is a set of findings against a claim, one bit each. Each has a
+// stable code for logs, metrics and configuration.
+type Evidence uint16
+
+// The findings. [Decisive] ones are what no browser shows, even one whose
+// user changed its User-Agent; the others are a [Mismatch].
+const (
+	// TLSStack ("tls"): the TLS handshake is one the table knows as a
+	// library's (Go, OpenSSL as curl and Python use it, GnuTLS, Node, ...),
+	// under a User-Agent whose browser uses its engine's own stack.
+	TLSStack Evidence = 1 << iota
+	// SecFetch ("sec-fetch"): no Sec-Fetch-Site, Sec-Fetch-Mode or
+	// Sec-Fetch-Dest to a potentially trustworthy origin, from a browser
+	// that sends them on every request there: Chromium 76, Firefox 90,
+	// Safari 16.4 and later, and so every current browser.
+	SecFetch
+	// Gecko ("gecko"): a desktop Firefox User-Agent whose Gecko token is
+	// not "20100101", which every desktop Gecko browser has written since
+	// Firefox 4.
+	Gecko
+	// TLSFamily ("tls-family"): the TLS handshake is another browser
+	// engine's (Firefox's NSS under a Chrome User-Agent): a browser whose
+	// User-Agent was changed.
+	TLSFamily
+	// SecCHUA ("sec-ch-ua"): no Sec-CH-UA on a top-level navigation from
+	// Chromium 89 or later over HTTPS. Firefox or Safari with a Chrome
+	// User-Agent, a User-Agent set through DevTools or automation, and
+	// privacy forks that send no client hints (Cromite, Brave before 1.45)
+	// look the same.
+	SecCHUA
+	// SecCHUAInvalid ("sec-ch-ua-invalid"): Sec-CH-UA is not a List of
+	// Strings with a "v" parameter, or Sec-CH-UA-Mobile is not a Boolean,
+	// or Sec-CH-UA-Platform is not a String (RFC 9651).
+	SecCHUAInvalid
+	// SecCHUABrand ("sec-ch-ua-brand"): Sec-CH-UA names another browser
+	// (Microsoft Edge without Edg/ in the User-Agent, Opera without OPR/,
+	// ...) or another Chromium version than the User-Agent, or comes with a
+	// Firefox or Safari User-Agent, which never send it.
+	SecCHUABrand
+	// SecCHUAPlatform ("sec-ch-ua-platform"): Sec-CH-UA-Platform or
+	// Sec-CH-UA-Mobile contradicts the User-Agent's platform.
+	SecCHUAPlatform
+
+	lastEvidence = SecCHUAPlatform
+)
+
+// Decisive is the evidence no browser shows, even one whose User-Agent its
+// user changed: such a client is not a browser.
+const Decisive = TLSStack | SecFetch | Gecko
+
+// Mismatch is the evidence that the client is not the browser its
+// User-Agent names, which a browser with a changed User-Agent, or with
+// fewer client hints, shows too.
+const Mismatch = TLSFamily | SecCHUA | SecCHUAInvalid | SecCHUABrand | SecCHUAPlatform
+
+var evidenceInfo = [...]struct{ code, text string }{
+	{"tls", "its TLS handshake is a library's, which no browser uses"},
+	{"sec-fetch", "no Sec-Fetch-* headers over a trustworthy origin, which the browser sends on every request"},
+	{"gecko", "its Gecko token is not 20100101, which every desktop Firefox writes"},
+	{"tls-family", "its TLS handshake is another browser engine's"},
+	{"sec-ch-ua", "no Sec-CH-UA on a navigation over HTTPS, which the browser sends"},
+	{"sec-ch-ua-invalid", "Sec-CH-UA, -Mobile or -Platform is not a valid structured field"},
+	{"sec-ch-ua-brand", "Sec-CH-UA names another browser or version than the User-Agent"},
+	{"sec-ch-ua-platform", "Sec-CH-UA-Platform or -Mobile contradicts the User-Agent's platform"},
+}
+
+// AllEvidence lists every finding, in the order of their bits.
+func AllEvidence() iter.Seq[Evidence] {
+	return Evidence(lastEvidence<<1 - 1).Each()
+}
+
+// Each yields the findings of e, one bit each, in order.
+func (e Evidence) Each() iter.Seq[Evidence] {
+	return func(yield func(Evidence) bool) {
+		for rest := e & (lastEvidence<<1 - 1); rest != 0; rest &= rest - 1 {
+			if !yield(rest & -rest) {
+				return
+			}
+		}
+	}
+}
+
+// Code returns the code of a single finding ("tls", "sec-fetch", ...), or
+// "" when e is not exactly one finding.
+func (e Evidence) Code() string {
+	if e == 0 || e&(e-1) != 0 || e > lastEvidence {
+		return ""
+	}
+	return evidenceInfo[bits.TrailingZeros16(uint16(e))].code
+}
+
+// Text returns a short description of a single finding, or "".
+func (e Evidence) Text() string {
+	if e.Code() == "" {
+		return ""
+	}
+	return evidenceInfo[bits.TrailingZeros16(uint16(e))].text
+}
+
+// String returns the codes of e joined with commas ("tls,sec-fetch"), or
+// "" for none.
+func (e Evidence) String() string {
+	var b strings.Builder
+	for f := range e.Each() {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(f.Code())
+	}
+	return b.String()
+}
+
+// ParseEvidence returns the finding a code names.
+func ParseEvidence(code string) (Evidence, bool) {
+	for f := range AllEvidence() {
+		if f.Code() == code {
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+// Verdict is what Judge found against one request's claim. The zero Verdict
+// is no evidence.
+type Verdict struct {
+	// Evidence is the set of findings.
+	Evidence Evidence
+	// Claim is the claim judged.
+	Claim Claim
+	// Stack is the TLS stack's family as the request's TLS named it, kept
+	// for the description of "tls" and "tls-family".
+	Stack string
+}
+
+// None reports no evidence at all.
+func (v Verdict) None() bool { return v.Evidence == 0 }
+
+// Decisive reports evidence that the client is no browser at all.
+func (v Verdict) Decisive() bool { return v.Evidence&Decisive != 0 }
+
+// Reason describes the verdict for a person: the claim, then each finding.
+// It allocates; call it to log, not to decide.
+func (v Verdict) Reason() string {
+	if v.None() {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("claims ")
+	b.WriteString(v.Claim.String())
+	for f := range v.Evidence.Each() {
+		b.WriteString("; ")
+		b.WriteString(f.Code())
+		b.WriteString(": ")
+		if (f == TLSStack || f == TLSFamily) && v.Stack != "" {
+			b.WriteString("its TLS handshake is ")
+			b.WriteString(v.Stack)
+			if f == TLSStack {
+				b.WriteString("'s, which no browser uses")
+			} else {
+				b.WriteString("'s, another browser engine's")
+			}
+			continue
+		}
+		b.WriteString(f.Text())
+	}
+	return b.String()
+}
