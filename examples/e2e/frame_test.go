@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -19,12 +21,23 @@ import (
 // embeds the demo site's trap as an image; headless Chromium, viewing it,
 // fetches the trap for that page (Sec-Fetch-Site: cross-site). The fetch is
 // refused, but the visitor's next visit is served, with the page's
-// content. The visitor's own request for the trap (typed: Sec-Fetch-Site
-// none) still blocks its address, and so does curl's (no Sec-Fetch-Site,
-// no Referer); curl with a Referer of another site is refused the trap
-// and not blocked.
+// content; with Chromium's own User-Agent (class script) and with a
+// desktop Chrome's (a person). The visitor's own request for the trap
+// (typed: Sec-Fetch-Site none) still blocks its address, and so does
+// curl's (no Sec-Fetch-Site, no Referer); curl with a Referer of another
+// site is refused the trap and not blocked.
 func TestCrossSiteTrapFramesNobody(t *testing.T) {
 	need(t, "curl")
+	for _, ua := range []string{"", wbaChrome} {
+		name := "HeadlessChrome"
+		if ua != "" {
+			name = "Chrome"
+		}
+		t.Run(name, func(t *testing.T) { crossSiteTrap(t, ua) })
+	}
+}
+
+func crossSiteTrap(t *testing.T, ua string) {
 	s := start(t, options{trustProxy: true})
 
 	// The attacker's site: localhost, another site than 127.0.0.1 for the
@@ -44,6 +57,12 @@ onload="document.title='loaded'" onerror="document.title='refused'">`, s.front)
 	attackerURL := fmt.Sprintf("http://localhost:%d/", l.Addr().(*net.TCPAddr).Port)
 
 	b := newBrowser(t)
+	if ua != "" {
+		b.run(t, "user agent", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua})
+			return err
+		}))
+	}
 	b.run(t, "the attacker's page", chromedp.Navigate(attackerURL),
 		chromedp.Poll[chromedp.Void](`document.title === 'refused' || document.title === 'loaded'`, chromedp.WithPollingTimeout(20*time.Second)))
 	if title := eval[string](t, b, "document.title"); title != "refused" {
@@ -54,6 +73,7 @@ onload="document.title='loaded'" onerror="document.title='refused'">`, s.front)
 	for _, e := range s.moduleEntries(t) {
 		if e["uri"] == "/private-archive/cat.png" && e["reason"] == "trap" && e["client_ip"] == "127.0.0.1" {
 			hit = true
+			t.Logf("the cross-site fetch: class %v, %v", e["class"], e["user_agent"])
 			if e["blocked_until"] != nil || e["strikes"] != 0.0 {
 				t.Errorf("the cross-site trap hit blocked or struck: %v", e)
 			}
