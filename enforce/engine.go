@@ -167,14 +167,12 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 			return e.refuse(d, ReasonBlockedClient, out)
 		}
 	}
-	classBlocked := false
-	if e.blockClass[ua.Class] {
+	classBlocked := e.blockClass[ua.Class] && req.Invalid
+	if e.blockClass[ua.Class] && !req.Invalid {
 		// Only where the served file disallows the request for the client:
 		// the site's own rules may allow what the class block adds.
-		ref := reference(p, ua.Tokens, &req.Target)
-		classBlocked = req.Invalid || !ref.Allowed
-		if classBlocked && !req.Invalid {
-			d.Group, d.Rule = ref.Agent, ref.Rule
+		if ref := reference(p, ua.Tokens, &req.Target); !ref.Allowed {
+			classBlocked, d.Group, d.Rule = true, ref.Agent, ref.Rule
 		}
 	}
 	if classBlocked || req.Invalid {
