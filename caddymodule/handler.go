@@ -88,12 +88,17 @@ type Handler struct {
 
 	// BlockClasses are User-Agent classes shut out entirely (e.g. "ai"). Their
 	// known tokens get a "Disallow: /" group in the served robots.txt, so
-	// polite crawlers learn it. Browsers cannot be blocked. Default: none.
+	// polite crawlers learn it; a request is refused for its class only
+	// where the served robots.txt disallows it (the site's own "Allow: /"
+	// for a token wins the tie). Browsers cannot be blocked. Default: none.
 	BlockClasses []string `json:"block_classes,omitempty"`
 
 	// Traps are paths no human can reach (robots.txt pattern syntax). The
 	// served robots.txt disallows them for every agent; any client that
-	// requests one is blocked by IP at once. Default: none.
+	// requests one where the served robots.txt disallows it is blocked by
+	// IP at once. A browser's fetch for another site (Sec-Fetch-Site
+	// cross-site or same-site, else a Referer of another host) is refused
+	// without a block. Default: none.
 	Traps []string `json:"traps,omitempty"`
 
 	// Sitemaps are absolute http(s) URLs added to the served robots.txt.
@@ -103,8 +108,8 @@ type Handler struct {
 	// CrawlDelay is the least interval between requests of one bot where
 	// robots.txt sets no Crawl-delay, for every bot class without a rate of
 	// its own in Rates. Default: the per-class defaults (ai 1s, seo 2s,
-	// script 500ms, bot 1s, unknown 500ms; search, social and monitor
-	// unlimited).
+	// monitor 1s, script 500ms, bot 1s, unknown 500ms; search and social
+	// unlimited, but a claim whose verification did not finish gets bot's).
 	CrawlDelay caddy.Duration `json:"crawl_delay,omitempty"`
 
 	// Rates sets the least interval per class ("ai", "seo", ...), where
@@ -507,10 +512,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	snap := h.source.Snapshot()
 	ua := r.Header.Get("User-Agent")
 	req := enforce.Request{
-		IP:     clientIP(r),
-		UA:     h.classifier.Classify(ua),
-		Method: r.Method,
-		Host:   r.Host,
+		IP:        clientIP(r),
+		UA:        h.classifier.Classify(ua),
+		Method:    r.Method,
+		Host:      r.Host,
+		CrossSite: enforce.CrossSite(r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Referer"), r.Host),
 	}
 	sig := h.agents.Check(r) // Web Bot Auth signatures, if any
 	if sig.Outcome != signature.None {

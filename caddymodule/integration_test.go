@@ -223,7 +223,9 @@ func waitFor(t *testing.T, tester *caddytest.Tester, path, ua string, want int, 
 
 // TestIntegrationTarpit: with a tarpit, the ladder's last rung holds a
 // blocked client's requests before the 403 and closes the connection; the
-// block itself and other clients are answered as before.
+// block itself and other clients are answered as before, and a browser
+// from the blocked address is refused at once: it may be a person
+// (issue 28).
 func TestIntegrationTarpit(t *testing.T) {
 	const hold = 400 * time.Millisecond
 	s := newSite(t, siteRobots)
@@ -234,7 +236,7 @@ func TestIntegrationTarpit(t *testing.T) {
 	resp, body := get(t, tester, "GET", "/trap/", uaFirefox)
 	expectStatus(t, "trap", resp, body, 403)
 	start := time.Now()
-	resp, body = get(t, tester, "GET", "/", uaFirefox)
+	resp, body = get(t, tester, "GET", "/", uaExample)
 	took := time.Since(start)
 	expectStatus(t, "trapped client", resp, body, 403)
 	if took < hold {
@@ -243,15 +245,23 @@ func TestIntegrationTarpit(t *testing.T) {
 	if !resp.Close || resp.Header.Get("X-Robots-Guard") != "blocked_client" {
 		t.Errorf("tarpit refusal: Connection close %v, X-Robots-Guard %q", resp.Close, resp.Header.Get("X-Robots-Guard"))
 	}
+	start = time.Now()
+	resp, body = get(t, tester, "GET", "/", uaFirefox)
+	person := time.Since(start)
+	expectStatus(t, "trapped address, browser", resp, body, 403)
+	if person >= hold || resp.Header.Get("X-Robots-Guard") != "blocked_client" {
+		t.Errorf("a browser from the blocked address: refused after %v (X-Robots-Guard %q), want at once", person, resp.Header.Get("X-Robots-Guard"))
+	}
 	metrics := adminMetrics(t)
 	checkCounted(t, before, metrics, map[string]float64{
-		`caddy_robots_guard_decisions_total{action="deny",class="browser",reason="trap"}`:             1,
-		`caddy_robots_guard_decisions_total{action="tarpit",class="browser",reason="blocked_client"}`: 1,
+		`caddy_robots_guard_decisions_total{action="deny",class="browser",reason="trap"}`:           1,
+		`caddy_robots_guard_decisions_total{action="tarpit",class="bot",reason="blocked_client"}`:   1,
+		`caddy_robots_guard_decisions_total{action="deny",class="browser",reason="blocked_client"}`: 1,
 	})
 	if !strings.Contains(metrics, "caddy_robots_guard_tarpit_held 0\n") {
 		t.Error("metrics lack caddy_robots_guard_tarpit_held 0")
 	}
-	t.Logf("tarpit held the refusal for %v", took)
+	t.Logf("tarpit held the bot's refusal for %v; the browser's came after %v", took, person)
 }
 
 // adminMetrics returns the Prometheus metrics Caddy's admin endpoint serves.

@@ -14,11 +14,14 @@ import (
 
 // WebBotAuthConfig configures the verification of signed agents: HTTP
 // Message Signatures (RFC 9421) in the Web Bot Auth profile
-// (draft-ietf-webbotauth-httpsig-protocol). A verified agent is treated like
-// a verified crawler (robots.txt applies, it is never throttled or
-// blocked), with its class from the bot database by its origin, else ai; an
-// invalid signature is refused like an impostor, with a strike; an unsigned
-// request or an agent that cannot be checked is handled as before.
+// (draft-ietf-webbotauth-httpsig-protocol). An agent verified with keys
+// pinned by trusted_agent is treated like a verified crawler (robots.txt
+// applies, it is never throttled or blocked), with its class from the bot
+// database by its origin, else ai. One verified with the keys of its own
+// directory is only identified (a known agent by its entry, another by its
+// User-Agent): it is held to its group, Crawl-delay and the ladder like any
+// bot. An invalid signature is refused like an impostor, with a strike; an
+// unsigned request or an agent that cannot be checked is handled as before.
 type WebBotAuthConfig struct {
 	// TrustedAgents pins keys: an agent's origin (e.g.
 	// "https://chatgpt.com") to a JWKS file of its Ed25519 keys, used in

@@ -19,7 +19,7 @@ import (
 func TestAllowTokenIsAClaim(t *testing.T) {
 	clock := newClock()
 	e := newEngine(t, Config{AllowTokens: []string{"examplebot", "googlebot"}, Traps: []string{"/trap/"}, Strikes: 3}, clock)
-	p := compile("User-agent: *\nDisallow: /private\nCrawl-delay: 60\n")
+	p := compile("User-agent: *\nDisallow: /private\nDisallow: /trap/\nCrawl-delay: 60\n")
 
 	// A trapped client that switches its User-Agent to the token.
 	expect(t, "trap", e.Decide(req("192.0.2.1", uaBrowser, "/trap/"), p), Deny, ReasonTrap)
@@ -51,7 +51,7 @@ func TestAllowTokenIsAClaim(t *testing.T) {
 func TestAddressPrefix(t *testing.T) {
 	clock := newClock()
 	e := newEngine(t, Config{Traps: []string{"/trap/"}}, clock)
-	p := compile("User-agent: *\nCrawl-delay: 10\n")
+	p := compile("User-agent: *\nCrawl-delay: 10\nDisallow: /trap/\n")
 	expect(t, "trap", e.Decide(req("2001:db8:1::1", uaBrowser, "/trap/"), p), Deny, ReasonTrap)
 	for _, ip := range []string{"2001:db8:1::1", "2001:db8:1::2", "2001:db8:1:0:ffff:ffff:ffff:ffff"} {
 		expect(t, ip, e.Decide(req(ip, uaBrowser, "/"), p), Deny, ReasonBlockedClient)
@@ -148,7 +148,7 @@ func TestBlocksSurviveFlood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := compile("User-agent: *\nDisallow: /private/\n")
+	p := compile("User-agent: *\nDisallow: /private/\nDisallow: /trap/\n")
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -210,7 +210,7 @@ func TestDryRunLeavesNoEnforceableState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := compile("User-agent: *\nDisallow: /private\n")
+	p := compile("User-agent: *\nDisallow: /private\nDisallow: /trap/\n")
 	d := dry.Decide(req("192.0.2.1", uaBrowser, "/trap/"), p)
 	expect(t, "dry-run trap", d, Deny, ReasonTrap)
 	if d.Enforced() {

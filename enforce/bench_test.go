@@ -23,6 +23,10 @@ func benchEngine(b *testing.B, step time.Duration) (*Engine, *Request) {
 	return e, r
 }
 
+// benchServedPolicy is benchPolicy as the handler serves it, with the
+// trap.
+var benchServedPolicy = compile("User-agent: *\nCrawl-delay: 0.5\nDisallow: /private/\nDisallow: /*.bak$\nAllow: /private/press/\nDisallow: /trap/\n\nUser-agent: roguebot\nDisallow: /\nDisallow: /trap/\n")
+
 var benchPolicy = compile("User-agent: *\nCrawl-delay: 0.5\nDisallow: /private/\nDisallow: /*.bak$\nAllow: /private/press/\n\nUser-agent: roguebot\nDisallow: /\n")
 
 // BenchmarkDecide measures one decision for a hot client (seen before), a
@@ -50,7 +54,7 @@ func BenchmarkDecide(b *testing.B) {
 	b.Run("blocked", func(b *testing.B) {
 		e, r := benchEngine(b, 0)
 		r.Target = policy.Target{Normal: "/trap/x"}
-		e.Decide(r, benchPolicy)
+		e.Decide(r, benchServedPolicy)
 		r.Target = policy.Target{Normal: "/page"}
 		b.ReportAllocs()
 		for b.Loop() {

@@ -16,7 +16,7 @@ func TestBlockedAndUnblock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := compile("User-agent: *\nDisallow: /private\n")
+	p := compile("User-agent: *\nDisallow: /private\nDisallow: /trap\n")
 	e.Decide(req("192.0.2.1", uaExample, "/robots.txt"), p)
 	e.Decide(req("192.0.2.1", uaExample, "/private"), p)
 	e.Decide(req("192.0.2.1", uaExample, "/private"), p)     // blocks examplebot at .1

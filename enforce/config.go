@@ -23,11 +23,16 @@ type Config struct {
 	// Traps are paths no human can reach (robots.txt pattern syntax,
 	// e.g. "/private-archive/"). The served robots.txt disallows them and the
 	// site links them only invisibly. Any client that requests one, whatever
-	// its User-Agent, is blocked at once, by address prefix.
+	// its User-Agent, is blocked at once, by address prefix: where the
+	// served robots.txt disallows the request for it (the site's own Allow
+	// may open part of a trap), and but for a browser's fetch on behalf of
+	// another site ([Request].CrossSite), which is refused only.
 	Traps []string
 
 	// BlockClasses are shut out entirely: every request from these classes is
-	// refused.
+	// refused that the served robots.txt (with its "Disallow: /" group for
+	// the class's known tokens) disallows for the client; where the site's
+	// own rules allow it, the request is judged as any other.
 	BlockClasses []uaclass.Class
 
 	// AllowBadAgents lets known abusive agents (class bad) through to the
@@ -130,11 +135,17 @@ const AddressShare = 4
 const maxBurst = 1_000_000
 
 // DefaultClassRates are the default least intervals between requests per
-// class where robots.txt sets no Crawl-delay. Search engines, link previews
-// and monitors pace themselves; the others get a modest limit.
+// class where robots.txt sets no Crawl-delay. Search engines and link
+// previews pace themselves (and a verified search crawler is never
+// throttled); the others get a modest limit. A monitor checks a page a
+// minute or a feed an hour, so a second between requests never slows a
+// real one, and a scraper that claims to be one gains nothing over an
+// unknown bot. A claimed crawler whose verification did not finish
+// (uaclass.Unverified) is paced at the bot rate where its class has none.
 var DefaultClassRates = map[uaclass.Class]time.Duration{
 	uaclass.AI:       time.Second,
 	uaclass.SEO:      2 * time.Second,
+	uaclass.Monitor:  time.Second,
 	uaclass.Script:   500 * time.Millisecond,
 	uaclass.OtherBot: time.Second,
 	uaclass.Unknown:  500 * time.Millisecond,

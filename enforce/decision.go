@@ -111,9 +111,17 @@ type Request struct {
 	UA uaclass.Result
 	// Verdict is the outcome of verifying the client's bot claim.
 	Verdict uaclass.Verdict
-	// Signed marks a Verified agent whose Web Bot Auth signature verified:
-	// it is treated like a verified search crawler, whatever its class.
+	// Signed marks a Verified agent whose Web Bot Auth signature verified
+	// with keys the operator pinned for it (trusted_agent): it is treated
+	// like a verified search crawler, whatever its class. A signature with
+	// keys from the agent's own directory proves who signed, not that the
+	// signer is trusted: it identifies the client and sets no Signed.
 	Signed bool
+	// CrossSite marks a request a browser made on behalf of another site
+	// (see [CrossSite]): an image, a frame or a link on a page elsewhere.
+	// Anyone can make a visitor's browser fetch any URL, so a trap it hits
+	// is refused but blocks nobody; every other rule applies as usual.
+	CrossSite bool
 	// Method and Host are the request's method and host, for logs.
 	Method, Host string
 	// Target is the request target as policy.ParseTarget reads it: its

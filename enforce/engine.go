@@ -55,16 +55,24 @@ func New(cfg Config, store Store) (*Engine, error) {
 }
 
 // Decide returns the decision for req under the robots.txt policy p (nil
-// means no robots.txt: everything allowed to every bot). Per-client state
-// is kept by address prefix (IPv4Prefix, IPv6Prefix) and product token, and
-// per address prefix as a whole. In order:
+// means no robots.txt: everything allowed to every bot). p is the policy
+// of the robots.txt the handler serves, the site's file with its additions
+// (the traps, a "Disallow: /" group for the blocked classes): a trap and a
+// class block apply only where that file, read as a polite crawler reads
+// it ([policy.Policy.Match], no departures), disallows the request for
+// the client, so that nobody is refused, struck or blocked for what the
+// served file allows (with p nil they apply as configured). Per-client
+// state is kept by address prefix (IPv4Prefix, IPv6Prefix; a NAT64
+// address is the IPv4 client it embeds) and product token, and per
+// address prefix as a whole. In order:
 //
 //  1. /robots.txt is always served, and the fetch is recorded.
 //  2. Allowlisted IP ranges are served.
 //  3. A trap path blocks the client's address at once, whatever its
-//     User-Agent.
-//  4. Browsers are served unless their address is blocked: robots.txt is
-//     not addressed to people.
+//     User-Agent. A request a browser made for another site (CrossSite)
+//     is refused and blocks nobody.
+//  4. Browsers are served unless their address is blocked (refused at
+//     once, never tarpitted): robots.txt is not addressed to people.
 //  5. Bad agents and impostors are refused (unless configured otherwise),
 //     with a strike on the address; a blocked address is refused.
 //  6. Allowlisted tokens are served unless their address is blocked: a
@@ -73,9 +81,10 @@ func New(cfg Config, store Store) (*Engine, error) {
 //     a path robots.txt disallows for the bot is refused. Each of these is a
 //     strike, on the client and on its address.
 //  8. The group's Crawl-delay, or the class rate (a browser's allowance for
-//     a BrowserLike request), is enforced with a token bucket per client,
-//     and AddressShare times it per address; see [Apply] for when a rate
-//     violation is logged, throttled or a strike.
+//     a BrowserLike request; class bot's for a claim whose verification did
+//     not finish, where its own class has none), is enforced with a token
+//     bucket per client, and AddressShare times it per address; see
+//     [Apply] for when a rate violation is logged, throttled or a strike.
 //  9. A bot whose purpose (uaclass.Purposes) the site's AI usage
 //     preferences refuse for the path is refused (ContentUsage), naming
 //     the Content-Usage or Content-Signal line. It is no strike: a crawler
@@ -86,17 +95,20 @@ func New(cfg Config, store Store) (*Engine, error) {
 //
 // Enough strikes in a window block the client (Strikes) or its whole
 // address (AddressStrikes, counted over all its tokens) for a cooldown that
-// doubles with each block; with a Tarpit configured, a blocked client's
+// doubles with each block; with a Tarpit configured, a blocked bot's
 // further requests are held before they are refused. Verified search
-// crawlers are never blocked and never throttled unless
-// EscalateVerifiedSearch is set. Each request is at most one store
-// operation.
+// crawlers and agents signing with pinned keys are never blocked and never
+// throttled unless EscalateVerifiedSearch is set. Each request is at most
+// one store operation, but for a target longer than matchFirstBytes: it is
+// first checked against the client's blocks (a peek), so that a blocked
+// client never costs a match of its long target.
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
 	d := Decision{DryRun: e.cfg.DryRun}
 	ua := &req.UA
 	key := e.key(req.IP, ua.Token())
 	addr := AddrKey(key)
+	long := longTarget(&req.Target)
 
 	if policy.IsRobotsTxt(req.Target.Normal) {
 		e.store.Apply(addr, now, Op{MarkRobots: true})
@@ -108,17 +120,18 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return d
 	}
 	if e.traps != nil && e.traps.ContainsTarget(&req.Target) {
-		out := e.store.Apply(addr, now, e.op(Op{Block: true}))
-		d.ReadRobots = out.State.RobotsAt != 0
-		return e.refuse(d, ReasonTrap, out)
+		if d, hit := e.trap(d, req, p, addr, now, long); hit {
+			return d
+		}
 	}
 	if ua.Class == uaclass.Browser {
 		// robots.txt is not addressed to people: only an address block
-		// applies.
+		// applies, and a person is refused at once, never tarpitted.
 		out := e.store.Apply(addr, now, Op{Peek: true})
 		d.ReadRobots = out.State.RobotsAt != 0
 		if out.Blocked {
-			return e.refuse(d, ReasonBlockedClient, out)
+			d = e.refuse(d, ReasonBlockedClient, out)
+			d.Action, d.Hold = Deny, 0
 		}
 		return d
 	}
@@ -145,12 +158,26 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	}
 
 	gentle := (ua.Class == uaclass.Search || req.Signed) && req.Verdict == uaclass.Verified && !e.cfg.EscalateVerifiedSearch
-	// A claimed search crawler whose verification did not finish is never
-	// blocked for it (issue 10, item 9); it is still refused and throttled.
-	unblockable := gentle || ua.Class == uaclass.Search && req.Verdict == uaclass.Unverified
-	if e.blockClass[ua.Class] || req.Invalid {
+	unblockable := gentle
+	if long {
+		// Matching a long target may cost more than this peek: a blocked
+		// client is refused before it is matched.
+		if out := e.store.Apply(key, now, Op{Peek: true, CheckAddr: true}); out.Blocked {
+			d.ReadRobots = out.AddrRobotsAt != 0
+			return e.refuse(d, ReasonBlockedClient, out)
+		}
+	}
+	classBlocked := e.blockClass[ua.Class] && req.Invalid
+	if e.blockClass[ua.Class] && !req.Invalid {
+		// Only where the served file disallows the request for the client:
+		// the site's own rules may allow what the class block adds.
+		if ref := reference(p, ua.Tokens, &req.Target); !ref.Allowed {
+			classBlocked, d.Group, d.Rule = true, ref.Agent, ref.Rule
+		}
+	}
+	if classBlocked || req.Invalid {
 		reason := ReasonBlockedClass
-		if !e.blockClass[ua.Class] {
+		if !classBlocked {
 			reason = ReasonInvalid
 		}
 		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true}))
@@ -188,6 +215,11 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		interval, burst, reason = e.cfg.BrowserLikeInterval, e.cfg.BrowserLikeBurst, ReasonRate
 	case interval == 0:
 		interval, reason = e.classRates[ua.Class], ReasonRate
+		if interval == 0 && req.Verdict == uaclass.Unverified {
+			// A claim that could not be checked lifts no limit: it is
+			// paced like any bot.
+			interval = e.classRates[uaclass.OtherBot]
+		}
 	}
 	op := Op{Peek: true, CheckAddr: true}
 	if interval > 0 {
@@ -223,6 +255,64 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		d = e.usageDecision(d, usage)
 	}
 	return d
+}
+
+// trap decides a request for a trap path: when the served file disallows
+// it for the client (see [Engine.Decide]), the client's address is blocked
+// at once and the request refused (hit is true); a request a browser made
+// for another site (Request.CrossSite) is refused without a block or a
+// strike, since anyone can make a visitor's browser fetch any URL. Where
+// the file allows the request, it is no trap for this client: hit is
+// false and the request is judged as any other. A long target is first
+// checked against the address's block (see [Engine.Decide]).
+func (e *Engine) trap(d Decision, req *Request, p *policy.Policy, addr Key, now time.Time, long bool) (_ Decision, hit bool) {
+	if long {
+		if out := e.store.Apply(addr, now, Op{Peek: true}); out.Blocked {
+			d.ReadRobots = out.State.RobotsAt != 0
+			return e.refuse(d, ReasonTrap, out), true
+		}
+	}
+	ref := reference(p, req.UA.Tokens, &req.Target)
+	if ref.Allowed {
+		return d, false
+	}
+	d.Group, d.Rule = ref.Agent, ref.Rule
+	op := e.op(Op{Block: true})
+	if req.CrossSite {
+		op = Op{Peek: true}
+	}
+	out := e.store.Apply(addr, now, op)
+	d.ReadRobots = out.State.RobotsAt != 0
+	return e.refuse(d, ReasonTrap, out), true
+}
+
+// reference returns how a polite crawler reads the served file p for the
+// client's tokens and the target the backend receives: RFC 9309 and
+// Google's reading ([policy.Policy.Match]), without the enforcer's
+// departures. Without tokens (a browser, an unnamed client) the "*" group
+// applies. Without a policy nothing contradicts the configuration: the
+// result is a refusal.
+func reference(p *policy.Policy, tokens []string, t *policy.Target) policy.Result {
+	if p == nil {
+		return policy.Result{}
+	}
+	return p.Match(tokens, t.Normal)
+}
+
+// matchFirstBytes is the target length (all its spellings together) above
+// which a request is checked against the client's blocks before it is
+// matched: matching such a target against a file of wildcard rules can
+// cost many times a store operation, and an attacker chooses the length.
+// Ordinary targets are far shorter and keep to one store operation.
+const matchFirstBytes = 512
+
+// longTarget reports whether t is longer than matchFirstBytes.
+func longTarget(t *policy.Target) bool {
+	n := len(t.Normal)
+	for _, v := range t.Variants {
+		n += len(v)
+	}
+	return n > matchFirstBytes
 }
 
 // usageRefusal returns the robots.txt line by which the site's AI usage
@@ -262,7 +352,7 @@ func (e *Engine) usageDecision(d Decision, line *policy.Rule) Decision {
 // key returns the store key of a client: its address prefix and token, in
 // the engine's mode.
 func (e *Engine) key(ip netip.Addr, token string) Key {
-	ip = ip.Unmap()
+	ip = clientAddr(ip)
 	bits := e.cfg.IPv6Prefix
 	if ip.Is4() {
 		bits = e.cfg.IPv4Prefix
@@ -271,8 +361,25 @@ func (e *Engine) key(ip netip.Addr, token string) Key {
 	return Key{Prefix: p, Token: token, DryRun: e.cfg.DryRun}
 }
 
+// nat64 is the NAT64 well-known prefix (RFC 6052): an address in it is an
+// IPv4 client seen through a translator, in its last 32 bits.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// clientAddr returns the address by which ip is tracked: an IPv4-mapped
+// address as IPv4, and a NAT64 address as the IPv4 address it embeds, so
+// that the IPv4 clients behind a translator are not one IPv6 /64.
+func clientAddr(ip netip.Addr) netip.Addr {
+	ip = ip.Unmap()
+	if nat64.Contains(ip) {
+		b := ip.As16()
+		return netip.AddrFrom4([4]byte(b[12:]))
+	}
+	return ip
+}
+
 // ClientPrefix returns the address prefix by which the engine tracks ip
-// (IPv4Prefix or IPv6Prefix bits): the address part of its state keys.
+// (IPv4Prefix or IPv6Prefix bits; a NAT64 address by the IPv4 address it
+// embeds): the address part of its state keys.
 func (e *Engine) ClientPrefix(ip netip.Addr) netip.Prefix { return e.key(ip, "").Prefix }
 
 // op fills in the escalation settings of o.
@@ -299,10 +406,12 @@ func (e *Engine) refuse(d Decision, reason Reason, out Outcome) Decision {
 	return d
 }
 
-// allowlistedIP reports whether ip is in an allowlisted range.
+// allowlistedIP reports whether ip, or the IPv4 client it stands for
+// (clientAddr), is in an allowlisted range.
 func (e *Engine) allowlistedIP(ip netip.Addr) bool {
+	c := clientAddr(ip)
 	for _, p := range e.cfg.AllowCIDRs {
-		if p.Contains(ip.Unmap()) || p.Contains(ip) {
+		if p.Contains(c) || p.Contains(ip) {
 			return true
 		}
 	}

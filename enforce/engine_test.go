@@ -236,7 +236,7 @@ func TestStrikesBlockAndCooldown(t *testing.T) {
 // further requests; the request that causes the block, robots.txt, other
 // clients and dry-run enforcement are unaffected.
 func TestTarpit(t *testing.T) {
-	p := compile("User-agent: *\nDisallow: /private\n")
+	p := compile("User-agent: *\nDisallow: /private\nDisallow: /trap/\n")
 	for _, dry := range []bool{false, true} {
 		clock := newClock()
 		e := newEngine(t, Config{Strikes: 2, Cooldown: time.Minute, Tarpit: 3 * time.Second, Traps: []string{"/trap/"}, DryRun: dry}, clock)
@@ -255,9 +255,16 @@ func TestTarpit(t *testing.T) {
 		expect(t, "robots.txt while blocked", e.Decide(req("192.0.2.1", uaExample, "/robots.txt"), p), Allow, ReasonRobotsTxt)
 		expect(t, "another bot", e.Decide(req("192.0.2.2", uaExample, "/public"), p), Allow, ReasonNone)
 
-		// A trap blocks with a plain 403, then holds a browser UA too.
+		// A trap blocks with a plain 403, then holds a bot UA from the
+		// address; a browser UA is refused at once, never held: it may be
+		// a person behind the same address (issue 28).
 		expect(t, "trap", e.Decide(req("198.51.100.7", uaBrowser, "/trap/x"), p), Deny, ReasonTrap)
-		expect(t, "trapped browser UA", e.Decide(req("198.51.100.7", uaBrowser, "/"), p), Tarpit, ReasonBlockedClient)
+		expect(t, "trapped address, bot UA", e.Decide(req("198.51.100.7", uaExample, "/"), p), Tarpit, ReasonBlockedClient)
+		d = e.Decide(req("198.51.100.7", uaBrowser, "/"), p)
+		expect(t, "trapped address, browser UA", d, Deny, ReasonBlockedClient)
+		if d.Hold != 0 || d.BlockedUntil.IsZero() || d.Enforced() == dry {
+			t.Errorf("trapped address, browser UA: hold %v, until %v, enforced %v", d.Hold, d.BlockedUntil, d.Enforced())
+		}
 
 		clock.Advance(time.Minute + time.Second)
 		expect(t, "after cooldown", e.Decide(req("192.0.2.1", uaExample, "/public"), p), Allow, ReasonNone)
@@ -304,7 +311,8 @@ func TestCooldownCapped(t *testing.T) {
 func TestTrap(t *testing.T) {
 	clock := newClock()
 	e := newEngine(t, Config{Traps: []string{"/secret-archive/", "/*.bak$"}, Cooldown: time.Hour}, clock)
-	p := compile("User-agent: *\nDisallow: /private\n")
+	// As served: the site's file with the traps for every agent.
+	p := compile("User-agent: *\nDisallow: /private\nDisallow: /secret-archive/\nDisallow: /*.bak$\n")
 	d := e.Decide(req("198.51.100.7", uaBrowser, "/secret-archive/index.html"), p)
 	expect(t, "browser on trap", d, Deny, ReasonTrap)
 	if d.BlockedUntil != clock.Now().Add(time.Hour) {
@@ -316,9 +324,13 @@ func TestTrap(t *testing.T) {
 	expect(t, "other IP", e.Decide(req("198.51.100.8", uaBrowser, "/"), p), Allow, ReasonNone)
 	expect(t, "wildcard trap", e.Decide(req("198.51.100.9", uaExample, "/db.bak"), p), Deny, ReasonTrap)
 	expect(t, "encoded trap", e.Decide(req("198.51.100.10", uaBrowser, "/%73ecret-archive/"), p), Deny, ReasonTrap)
-	// A query does not dodge a '$' trap: the backend serves the same file.
-	expect(t, "anchored trap with a query", e.Decide(req("198.51.100.11", uaBrowser, "/db.bak?v=2"), p), Deny, ReasonTrap)
 	expect(t, "not a trap", e.Decide(req("198.51.100.12", uaBrowser, "/db.bak.txt"), p), Allow, ReasonNone)
+	// The served file, as a polite crawler reads it, allows "/db.bak?v=2"
+	// (the '$' anchors the whole target): no trap, for nobody. A bot is
+	// refused it all the same, since the backend serves the same file.
+	expect(t, "anchored trap with a query, browser", e.Decide(req("198.51.100.11", uaBrowser, "/db.bak?v=2"), p), Allow, ReasonNone)
+	expect(t, "anchored trap with a query, bot", e.Decide(req("198.51.100.13", uaExample, "/db.bak?v=2"), p), Deny, ReasonDisallowed)
+	expect(t, "after it", e.Decide(req("198.51.100.13", uaExample, "/"), p), Allow, ReasonNone)
 }
 
 // TestDryRun: dry-run never enforces but reports the same decisions.
@@ -334,7 +346,7 @@ func TestDryRun(t *testing.T) {
 	run := func(dry bool) []Decision {
 		clock := newClock()
 		e := newEngine(t, Config{DryRun: dry, Burst: 1, Strikes: 4, Traps: []string{"/trap/"}}, clock)
-		p := compile("User-agent: *\nCrawl-delay: 3\nDisallow: /private\n")
+		p := compile("User-agent: *\nCrawl-delay: 3\nDisallow: /private\nDisallow: /trap/\n")
 		var out []Decision
 		for _, s := range steps {
 			clock.Advance(s.advance)
@@ -491,7 +503,7 @@ func TestVerifiedSearchGentle(t *testing.T) {
 func TestReadRobots(t *testing.T) {
 	clock := newClock()
 	e := newEngine(t, Config{Traps: []string{"/trap"}}, clock)
-	p := compile("User-agent: *\nDisallow: /private\n")
+	p := compile("User-agent: *\nDisallow: /private\nDisallow: /trap\n")
 	d := e.Decide(req("192.0.2.1", uaExample, "/private"), p)
 	if d.ReadRobots {
 		t.Error("ReadRobots before any robots.txt fetch")
@@ -512,7 +524,8 @@ func TestReadRobots(t *testing.T) {
 func TestBlockClassesAndClassRates(t *testing.T) {
 	clock := newClock()
 	e := newEngine(t, Config{BlockClasses: []uaclass.Class{uaclass.AI}, Burst: 1, Grace: -1, ClassRates: map[uaclass.Class]time.Duration{uaclass.SEO: 4 * time.Second}}, clock)
-	p := compile("User-agent: *\nAllow: /\n")
+	// As served: the class's known tokens get "Disallow: /".
+	p := compile("User-agent: *\nAllow: /\n\nUser-agent: GPTBot\nUser-agent: ClaudeBot\nDisallow: /\n")
 	expect(t, "ai", e.Decide(req("192.0.2.1", uaGPTBot, "/"), p), Deny, ReasonBlockedClass)
 	seo := req("192.0.2.2", "Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)", "/")
 	expect(t, "seo first", e.Decide(seo, p), Allow, ReasonNone)
@@ -585,7 +598,7 @@ func contains(s, sub string) bool {
 func TestVariants(t *testing.T) {
 	clock := newClock()
 	e := newEngine(t, Config{Traps: []string{"/trap/"}, Strikes: 100}, clock)
-	p := compile("User-agent: *\nDisallow: /private/\n")
+	p := compile("User-agent: *\nDisallow: /private/\nDisallow: /trap/\n")
 	r := req("192.0.2.1", uaExample, "/private%2Freport.html")
 	d := e.Decide(r, p)
 	expect(t, "variant disallowed", d, Deny, ReasonDisallowed)
@@ -594,7 +607,12 @@ func TestVariants(t *testing.T) {
 	}
 	r.Target = policy.Target{Normal: "/private%2Freport.html"}
 	expect(t, "no variants", e.Decide(r, p), Allow, ReasonNone)
-	expect(t, "trap variant", e.Decide(req("192.0.2.2", uaBrowser, "//trap/x"), p), Deny, ReasonTrap)
+	// A trap under another spelling only: the served file allows
+	// "//trap/x" as a polite crawler reads it, so it traps nobody, and a
+	// bot is refused it as disallowed.
+	expect(t, "trap variant, bot", e.Decide(req("192.0.2.2", uaExample, "//trap/x"), p), Deny, ReasonDisallowed)
+	expect(t, "trap variant, browser", e.Decide(req("192.0.2.3", uaBrowser, "//trap/x"), p), Allow, ReasonNone)
+	expect(t, "trap", e.Decide(req("192.0.2.3", uaBrowser, "/trap/x"), p), Deny, ReasonTrap)
 }
 
 // TestQueryVariants: a query does not dodge a "$" rule, unless a rule

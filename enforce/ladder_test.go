@@ -141,7 +141,8 @@ func TestLadderHammering(t *testing.T) {
 		t.Error("five disallowed requests did not block")
 	}
 	// A trap: at once.
-	expect(t, "trap", e.Decide(req("192.0.2.3", uaScrapy, "/trap/"), demoPolicy), Deny, ReasonTrap)
+	served := compile("User-agent: *\nCrawl-delay: 1\nDisallow: /private/\nAllow: /private/press/\nDisallow: /trap/\n")
+	expect(t, "trap", e.Decide(req("192.0.2.3", uaScrapy, "/trap/"), served), Deny, ReasonTrap)
 	expect(t, "trapped", e.Decide(req("192.0.2.3", uaBrowser, "/"), demoPolicy), Deny, ReasonBlockedClient)
 	// A bad agent: five requests.
 	for i := 0; i < 5; i++ {

@@ -26,6 +26,9 @@ type Config struct {
 	// NonceCache, when above zero, remembers this many nonces of verified
 	// signatures and refuses a replay.
 	NonceCache int
+
+	// directories, in tests only, says how directories are fetched.
+	directories DirectoryOptions
 }
 
 // AgentError is a trusted agent whose keys cannot be pinned: Agent is as
@@ -68,6 +71,7 @@ func ReadPinned(agents map[string]string, maxSize int64) (map[string]map[string]
 type Agents struct {
 	verifier *Verifier
 	dirs     *Directories
+	pinned   map[string]bool // the origins with pinned keys
 	count    func(Outcome)
 }
 
@@ -79,9 +83,9 @@ func NewAgents(c *Config, count func(Outcome)) (*Agents, error) {
 	if c == nil {
 		return nil, nil
 	}
-	a := &Agents{count: count}
+	a := &Agents{count: count, pinned: map[string]bool{}}
 	if c.Fetch {
-		a.dirs = NewDirectories(DirectoryOptions{})
+		a.dirs = NewDirectories(c.directories)
 	}
 	keys := NewKeyring(a.dirs)
 	for origin, pinned := range c.Pinned {
@@ -89,6 +93,8 @@ func NewAgents(c *Config, count func(Outcome)) (*Agents, error) {
 			a.Close()
 			return nil, &AgentError{origin, err}
 		}
+		o, _ := agentOrigin(origin) // Pin checked it
+		a.pinned[o] = true
 	}
 	opts := Options{Keys: keys, MaxValidity: c.MaxValidity, ClockSkew: c.ClockSkew}
 	if c.NonceCache > 0 {
@@ -99,12 +105,14 @@ func NewAgents(c *Config, count func(Outcome)) (*Agents, error) {
 }
 
 // Check verifies the request's signatures, if it has any; a request
-// without signature headers costs nothing and gives the zero Result.
+// without signature headers costs nothing and gives the zero Result. A
+// Verified result says whether the key was pinned (Result.Pinned).
 func (a *Agents) Check(r *http.Request) Result {
 	if a == nil || !Signed(r) {
 		return Result{}
 	}
 	res := a.verifier.Verify(r.Context(), r)
+	res.Pinned = res.Outcome == Verified && a.pinned[res.Agent]
 	if a.count != nil {
 		a.count(res.Outcome)
 	}
@@ -113,16 +121,32 @@ func (a *Agents) Check(r *http.Request) Result {
 
 // Identify makes the outcome of a request's signatures part of what is
 // known of the client: its classification ua and verdict v, with c's bot
-// database. A verified agent gets the classification of the origin it
-// signs for (uaclass.Classifier.SignedAgent) and a Verified verdict, and
-// signed is true. An invalid signature is a forged claim: the client is
-// refused like an impostor, as what it claims to be (class ai where it
+// database. A signature proves who signed, not that the signer is trusted.
+//
+// An agent verified with keys the operator pinned (res.Pinned) gets the
+// classification of the origin it signs for (uaclass.Classifier.SignedAgent)
+// and a Verified verdict, and signed is true: the engine treats it like a
+// verified crawler. An agent verified with keys from its own directory is
+// identified only: a known signing agent gets its database entry, whose
+// claim is then checked as any other (by its IP ranges or DNS); another
+// keeps what its User-Agent names (its tokens, so its own group), or
+// becomes class ai without tokens where that names no bot; v stays and
+// signed is false, so that it is held to its group, Crawl-delay and the
+// ladder like any bot. An invalid signature is a forged claim: the client
+// is refused like an impostor, as what it claims to be (class ai where it
 // names no agent and its User-Agent no bot). Any other outcome leaves ua
 // and v as they are.
 func (res Result) Identify(c *uaclass.Classifier, ua uaclass.Result, v uaclass.Verdict) (_ uaclass.Result, _ uaclass.Verdict, signed bool) {
 	switch res.Outcome {
 	case Verified:
-		return c.SignedAgent(res.Agent, ua), uaclass.Verified, true
+		id := c.SignedAgent(res.Agent, ua)
+		if res.Pinned {
+			return id, uaclass.Verified, true
+		}
+		if id.Bot == nil && ua.Class != uaclass.Browser && ua.Class != uaclass.Unknown {
+			id = ua // an agent of its own, named by its User-Agent
+		}
+		return id, v, false
 	case Invalid:
 		if res.Agent != "" {
 			ua = c.SignedAgent(res.Agent, ua)

@@ -1,8 +1,10 @@
 package signature
 
 import (
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,10 +81,44 @@ func TestAgents(t *testing.T) {
 	}
 }
 
-// TestIdentify: a verified agent takes the classification of the origin
-// it signs for; an invalid signature makes the client an impostor, as
-// what it claims (ai when it claims no bot); other outcomes change
-// nothing.
+// TestAgentsPinned (issue 29, item 6): Check says whether a verified
+// signature's key was pinned; one verified with the keys of the agent's
+// own directory is not.
+func TestAgentsPinned(t *testing.T) {
+	pinned, own := newSigner(t), newSigner(t)
+	dir := startDirServer(t, serveJWKS(jwksOf(own)))
+	pool := x509.NewCertPool()
+	pool.AddCert(dir.Certificate())
+	a, err := NewAgents(&Config{
+		Pinned: map[string]map[string]*Key{testAgent + "/": {Thumbprint(pinned.pub): {ID: Thumbprint(pinned.pub), Ed25519: pinned.pub}}},
+		Fetch:  true,
+		directories: DirectoryOptions{Wait: 5 * time.Second, rootCAs: pool,
+			allowAddr: func(ip netip.Addr) bool { return ip.IsLoopback() }},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	now := time.Now()
+	r := newRequest("GET", "/", "www.example.com", "Signature-Agent", `"`+testAgent+`"`)
+	pinned.sign(t, r, "sig1", `("@authority" "signature-agent")`+pinned.params(now, ""))
+	if res := a.Check(r); res.Outcome != Verified || !res.Pinned {
+		t.Errorf("pinned agent: %+v", res)
+	}
+	r = newRequest("GET", "/", "www.example.com", "Signature-Agent", `sig1="`+dir.URL+`"`)
+	own.sign(t, r, "sig1", `("@authority" "signature-agent";key="sig1")`+own.params(now, ""))
+	if res := a.Check(r); res.Outcome != Verified || res.Agent != dir.URL || res.Pinned {
+		t.Errorf("agent verified by its own directory: %+v", res)
+	}
+}
+
+// TestIdentify: an agent verified with pinned keys takes the
+// classification of the origin it signs for, with a Verified verdict; one
+// verified with its own directory's keys is identified only (issue 29,
+// item 6): a known agent's entry or what its User-Agent names, the
+// verdict unchanged, not signed. An invalid signature makes the client an
+// impostor, as what it claims (ai when it claims no bot); other outcomes
+// change nothing.
 func TestIdentify(t *testing.T) {
 	c, err := uaclass.New(uaclass.Options{CacheBytes: -1})
 	if err != nil {
@@ -90,9 +126,11 @@ func TestIdentify(t *testing.T) {
 	}
 	browser := c.Classify("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0")
 	gptbot := c.Classify("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.1; +https://openai.com/gptbot")
-	if browser.Class != uaclass.Browser || gptbot.Token() != "gptbot" {
-		t.Fatalf("classified %v and %v %q", browser.Class, gptbot.Class, gptbot.Token())
+	selfbot := c.Classify("SelfBot/1.0 (+https://self.example/bot)")
+	if browser.Class != uaclass.Browser || gptbot.Token() != "gptbot" || selfbot.Token() != "selfbot" {
+		t.Fatalf("classified %v, %v %q and %v %q", browser.Class, gptbot.Class, gptbot.Token(), selfbot.Class, selfbot.Token())
 	}
+	chatgpt := c.SignedAgent("https://chatgpt.com", browser)
 	for _, tc := range []struct {
 		name    string
 		res     Result
@@ -102,8 +140,13 @@ func TestIdentify(t *testing.T) {
 		verdict uaclass.Verdict
 		signed  bool
 	}{
-		{"verified known agent", Result{Outcome: Verified, Agent: "https://chatgpt.com"}, browser, c.SignedAgent("https://chatgpt.com", browser).Class, "chatgpt", uaclass.Verified, true},
-		{"verified other agent", Result{Outcome: Verified, Agent: testAgent}, browser, uaclass.AI, "", uaclass.Verified, true},
+		{"pinned known agent", Result{Outcome: Verified, Agent: "https://chatgpt.com", Pinned: true}, browser, chatgpt.Class, "chatgpt", uaclass.Verified, true},
+		{"pinned other agent", Result{Outcome: Verified, Agent: testAgent, Pinned: true}, browser, uaclass.AI, "", uaclass.Verified, true},
+		{"pinned other agent, bot UA", Result{Outcome: Verified, Agent: testAgent, Pinned: true}, selfbot, uaclass.AI, "", uaclass.Verified, true},
+		{"own directory, known agent", Result{Outcome: Verified, Agent: "https://chatgpt.com"}, browser, chatgpt.Class, "chatgpt", uaclass.NotClaimed, false},
+		{"own directory, other agent, browser UA", Result{Outcome: Verified, Agent: testAgent}, browser, uaclass.AI, "", uaclass.NotClaimed, false},
+		{"own directory, other agent, bot UA", Result{Outcome: Verified, Agent: testAgent}, selfbot, selfbot.Class, "selfbot", uaclass.NotClaimed, false},
+		{"own directory, other agent, GPTBot UA", Result{Outcome: Verified, Agent: testAgent}, gptbot, uaclass.AI, "gptbot", uaclass.NotClaimed, false},
 		{"invalid, no agent, browser", Result{Outcome: Invalid}, browser, uaclass.AI, "", uaclass.Impostor, false},
 		{"invalid, no agent, gptbot", Result{Outcome: Invalid}, gptbot, uaclass.AI, "gptbot", uaclass.Impostor, false},
 		{"unverified", Result{Outcome: Unverified, Agent: testAgent}, browser, uaclass.Browser, "", uaclass.NotClaimed, false},

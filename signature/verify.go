@@ -52,6 +52,11 @@ type Result struct {
 	// KeyID and Label are the key thumbprint and the signature label that
 	// decided.
 	KeyID, Label string
+	// Pinned reports that a Verified signature's key is one the operator
+	// pinned for the agent (trusted_agent), not one from the agent's own
+	// directory: only then is the signer trusted (see [Result.Identify]).
+	// [Agents.Check] sets it.
+	Pinned bool
 	// Err says why the outcome is Invalid or Unverified.
 	Err error
 }
