@@ -167,8 +167,9 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 			return e.refuse(d, ReasonBlockedClient, out)
 		}
 	}
-	classBlocked := e.blockClass[ua.Class] && req.Invalid
-	if e.blockClass[ua.Class] && !req.Invalid {
+	blocked := e.blocksClass(ua) // reading.go: the class, or its part of class ai
+	classBlocked := blocked && req.Invalid
+	if blocked && !req.Invalid {
 		// Only where the served file disallows the request for the client:
 		// the site's own rules may allow what the class block adds.
 		if ref := reference(p, ua.Tokens, &req.Target); !ref.Allowed {
@@ -188,15 +189,15 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return e.refuse(d, reason, out)
 	}
 
-	res := policy.Result{Allowed: true}
-	if p != nil {
-		res = p.MatchTarget(ua.Tokens, &req.Target)
-		if res.Agent == "*" && ua.UserTriggered() && e.cfg.UserTriggeredSkipGlobal {
-			res = policy.Result{Allowed: true}
-		}
-	}
+	res := e.match(req, p) // reading.go
 	d.Group, d.Rule = res.Agent, res.Rule
 
+	if !res.Allowed && unlessFeed(req, res) {
+		d.UnlessFeed, d.Departure, res.Allowed = true, res.Departure, true
+	}
+	if !res.Allowed && res.Departure != policy.NoDeparture {
+		return e.departure(d, res, key, now)
+	}
 	if !res.Allowed {
 		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true}))
 		d.ReadRobots = out.AddrRobotsAt != 0
@@ -212,6 +213,13 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	interval, burst, reason := res.CrawlDelay, e.cfg.Burst, ReasonCrawlDelay
 	switch {
 	case req.BrowserLike:
+		interval, burst, reason = e.cfg.BrowserLikeInterval, e.cfg.BrowserLikeBurst, ReasonRate
+	case renderedSubresource(req): // render.go: a bucket of its own, at a browser's rate
+		sub, out, ok := e.subresourceKey(key, now)
+		if !ok {
+			return e.refuse(d, ReasonBlockedClient, out)
+		}
+		key = sub
 		interval, burst, reason = e.cfg.BrowserLikeInterval, e.cfg.BrowserLikeBurst, ReasonRate
 	case interval == 0:
 		interval, reason = e.classRates[ua.Class], ReasonRate
@@ -318,8 +326,8 @@ func longTarget(t *policy.Target) bool {
 // usageRefusal returns the robots.txt line by which the site's AI usage
 // preferences refuse the bot's purposes for the request, or nil: when
 // ContentUsage is off, the file states no preference, the bot's purposes
-// are unknown, or the "*" group does not bind a user-triggered fetcher
-// (UserTriggeredSkipGlobal).
+// are unknown, or the "*" group does not bind the client (an evidenced
+// user-triggered fetcher, see [Evidenced]).
 func (e *Engine) usageRefusal(req *Request, p *policy.Policy) *policy.Rule {
 	if e.cfg.ContentUsage == UsageOff || !p.HasUsage() {
 		return nil
@@ -329,7 +337,7 @@ func (e *Engine) usageRefusal(req *Request, p *policy.Policy) *policy.Rule {
 		return nil
 	}
 	r := p.MatchUsage(req.UA.Tokens, &req.Target, u)
-	if r.Refused == 0 || r.Agent == "*" && req.UA.UserTriggered() && e.cfg.UserTriggeredSkipGlobal {
+	if r.Refused == 0 || r.Agent == "*" && req.UA.UserTriggered() && Evidenced(req) {
 		return nil
 	}
 	return r.Rule
