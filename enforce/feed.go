@@ -85,7 +85,13 @@ func (g *FeedGate) decide(status int) {
 	}
 	ct := g.w.Header().Get("Content-Type")
 	g.feed = IsFeedType(ct) || status == http.StatusNotModified && ct == ""
-	if g.feed || g.dryRun {
+	g.pass(g.feed)
+}
+
+// pass passes the response on, or holds it (undoing the backend's
+// headers); in dry-run mode it always passes.
+func (g *FeedGate) pass(ok bool) {
+	if ok || g.dryRun {
 		g.state = gatePassed
 		return
 	}
@@ -158,15 +164,22 @@ func (g *FeedGate) Flush() { _ = g.FlushError() }
 // no feed, and the caller answers the refusal. Whether the response was
 // held ([FeedGate.Held]) follows.
 func (g *FeedGate) Done(err error) bool {
-	if g.state == gateOpen && err == nil {
+	switch {
+	case g.state != gateOpen:
+	case err == nil:
 		g.decide(http.StatusOK)
+	default:
+		g.pass(false)
 	}
 	return g.feed
 }
 
 // Held reports whether the response was held: nothing of it was written,
-// and the caller must answer the refusal on the writer it gave the gate.
+// and the caller must answer the refusal on [FeedGate.Writer].
 func (g *FeedGate) Held() bool { return g.state != gatePassed }
+
+// Writer returns the writer the gate writes to.
+func (g *FeedGate) Writer() http.ResponseWriter { return g.w }
 
 // FeedOutcome completes a decision marked UnlessFeed once the response is
 // known (see [FeedGate]): with a feed, d served with ReasonFeed (unless it
