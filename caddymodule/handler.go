@@ -532,7 +532,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return caddyhttp.Error(http.StatusBadRequest, err)
 	}
 	d, canonURL, nonCanonical, normal := v.Decision, v.canonURL, v.nonCanonical, req.Target.Normal
-	if !d.UnlessFeed { // else recorded once the response is known (serveFeed)
+	if !d.FeedOnly() { // else recorded once the response is known (serveFeed)
 		h.record(r, &req, &d, ua, snap, &sig)
 	}
 	if d.Enforced() {
@@ -553,13 +553,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if canonURL != "" {
 		w.Header().Set("Link", "<"+canonURL+">; rel=\"canonical\"")
 		human := req.UA.Class == uaclass.Browser
-		if nonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && getOrHead && !d.UnlessFeed {
+		if nonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && getOrHead && !d.FeedOnly() {
 			redirect(w, r, canonURL)
 			return nil
 		}
 	}
 	var gate *enforce.FeedGate
-	if d.UnlessFeed {
+	if d.FeedOnly() {
 		gate = enforce.NewFeedGate(w, d.DryRun)
 		w = gate
 	}

@@ -250,7 +250,7 @@ func (ck *Checker) Check(robots []byte, ua, rawURL string) (CheckResult, error) 
 	if d.Rule != nil {
 		out.Line, out.Rule = d.Rule.Line, d.Rule.String()
 	}
-	if d.UnlessFeed {
+	if d.FeedOnly() {
 		out.Reason = string(enforce.ReasonFeed)
 	}
 	if d.Reason != enforce.ReasonDisallowed {

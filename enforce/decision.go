@@ -190,11 +190,13 @@ type Decision struct {
 	BlockDropped bool
 	// DryRun marks a decision that is reported but not enforced.
 	DryRun bool
-	// UnlessFeed marks an allowed decision for a feed reader's GET or
-	// HEAD of a path that the robots.txt "*" group disallows for it (Rule
-	// names the rule): the request is served only if the response is a
-	// feed. The caller passes it on, holds the response at its headers
-	// ([FeedGate]) and completes the decision with [Engine.FeedOutcome].
+	// UnlessFeed marks a decision for a feed reader's GET or HEAD of a
+	// path that the robots.txt "*" group disallows for it (Rule names the
+	// rule): the request is served only if the response is a feed. When
+	// the decision serves it ([Decision.FeedOnly]; a rate, a block or a
+	// usage preference may refuse it all the same), the caller passes it
+	// on, holds the response at its headers ([FeedGate]) and completes the
+	// decision with [Engine.FeedOutcome].
 	UnlessFeed bool
 	// Departure is the departure of the enforcer's reading by which Rule
 	// refuses the path that the reference reading allows, for
@@ -210,9 +212,16 @@ func (d *Decision) Enforced() bool {
 }
 
 // Noteworthy reports whether the decision should be logged: any refusal
-// (also in dry-run mode) or violation.
+// (also in dry-run mode) or violation, and a feed served where the "*"
+// group disallows it.
 func (d *Decision) Noteworthy() bool {
-	return d.Action != Allow || d.Violation || d.Reason == ReasonTrap
+	return d.Action != Allow || d.Violation || d.Reason == ReasonTrap || d.Reason == ReasonFeed
+}
+
+// FeedOnly reports whether the request is to be served only if the
+// response is a feed: an UnlessFeed decision that serves it.
+func (d *Decision) FeedOnly() bool {
+	return d.UnlessFeed && d.Action == Allow
 }
 
 // ParseUsageMode reads a content usage mode: "enforce" (or ""), "log" or

@@ -1,7 +1,6 @@
 package enforce
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -45,15 +44,14 @@ func IsFeedType(contentType string) bool {
 	return false
 }
 
-// errNotFeed is what a held response's writes return, so that a backend
-// stops sending a body that will never be served.
-var errNotFeed = errors.New("robots_guard: response held: not a feed")
-
 // FeedGate is the response writer of a request whose decision is marked
 // UnlessFeed. It passes the response on if it is a feed; otherwise it
 // holds it: the backend's status and body are discarded, its headers
-// undone (those set before the gate stay), and its writes fail, so that
-// the caller can answer the refusal instead. It offers Flush (which
+// undone (those set before the gate stay), so that the caller can answer
+// the refusal instead. A held body is read and dropped rather than failed:
+// Caddy's reverse_proxy aborts the client's connection when a write fails,
+// and the refusal would not be sent. Each held response costs the client a
+// strike, so a client that asks for many is soon blocked. It offers Flush (which
 // decides at once, as the response's headers then go out) and ReadFrom,
 // but no Unwrap: a held response must not reach the connection through
 // http.ResponseController (Hijack, an upgrade). In dry-run mode it passes
@@ -130,7 +128,7 @@ func (g *FeedGate) WriteHeader(status int) {
 func (g *FeedGate) Write(p []byte) (int, error) {
 	g.decide(http.StatusOK)
 	if g.state == gateHeld {
-		return 0, errNotFeed
+		return len(p), nil
 	}
 	return g.w.Write(p)
 }
@@ -140,7 +138,7 @@ func (g *FeedGate) Write(p []byte) (int, error) {
 func (g *FeedGate) ReadFrom(r io.Reader) (int64, error) {
 	g.decide(http.StatusOK)
 	if g.state == gateHeld {
-		return 0, errNotFeed
+		return io.Copy(io.Discard, r)
 	}
 	return io.Copy(g.w, r)
 }
@@ -150,7 +148,7 @@ func (g *FeedGate) ReadFrom(r io.Reader) (int64, error) {
 func (g *FeedGate) FlushError() error {
 	g.decide(http.StatusOK)
 	if g.state == gateHeld {
-		return errNotFeed
+		return nil
 	}
 	return http.NewResponseController(g.w).Flush()
 }
