@@ -62,6 +62,9 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"robots_guard robots.txt", "robots_guard: unexpected argument 'robots.txt' (name the robots.txt file with the robots option), at Testfile:1", "", ""},
 		{"bogus 1", "robots_guard: unrecognized option 'bogus', at Testfile:2", `"bogus": 1`, `unknown field "bogus"`},
+		// Gone (issue 27): a verified user-triggered fetcher is held only to
+		// the groups that name it, a claim to the "*" group.
+		{"user_triggered_skip_global", "robots_guard: unrecognized option 'user_triggered_skip_global', at Testfile:2", `"user_triggered_skip_global": true`, `unknown field "user_triggered_skip_global"`},
 		{"strikess 3", "robots_guard: unrecognized option 'strikess' (did you mean 'strikes'?), at Testfile:2", "", ""},
 		{"x_robot_tag /x noindex", "robots_guard: unrecognized option 'x_robot_tag' (did you mean 'x_robots_tag'?), at Testfile:2", "", ""},
 		{"robots\n robots /b", "robots_guard: robots: want one argument, got 0, at Testfile:2", "", ""},
