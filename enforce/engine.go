@@ -77,13 +77,20 @@ func New(cfg Config, store Store) (*Engine, error) {
 //     with a strike on the address; a blocked address is refused.
 //  6. Allowlisted tokens are served unless their address is blocked: a
 //     token is a claim, so it lifts none of the checks above.
-//  7. Blocked classes are refused; a blocked client or address is refused;
-//     a path robots.txt disallows for the bot is refused. Each of these is a
-//     strike, on the client and on its address.
+//  7. Blocked classes (or parts of class ai, BlockAI) are refused; a
+//     blocked client or address is refused; a path robots.txt disallows for
+//     the bot is refused. Each of these is a strike, on the client and on
+//     its address, but a refusal that only a departure of the enforcer's
+//     reading makes (ReasonDeparture) is none. A crawler whose identity is
+//     evidence gets the reference reading, and a user-triggered one only
+//     the groups that name it ([Evidenced], reading.go); a feed reader's
+//     GET or HEAD under the "*" group is served only a feed (UnlessFeed,
+//     feed.go).
 //  8. The group's Crawl-delay, or the class rate (a browser's allowance for
-//     a BrowserLike request; class bot's for a claim whose verification did
-//     not finish, where its own class has none), is enforced with a token
-//     bucket per client, and AddressShare times it per address; see
+//     a BrowserLike request, and for a renderer's subresources in a bucket
+//     of their own, render.go; class bot's for a claim whose verification
+//     did not finish, where its own class has none), is enforced with a
+//     token bucket per client, and AddressShare times it per address; see
 //     [Apply] for when a rate violation is logged, throttled or a strike.
 //  9. A bot whose purpose (uaclass.Purposes) the site's AI usage
 //     preferences refuse for the path is refused (ContentUsage), naming
@@ -99,9 +106,11 @@ func New(cfg Config, store Store) (*Engine, error) {
 // further requests are held before they are refused. Verified search
 // crawlers and agents signing with pinned keys are never blocked and never
 // throttled unless EscalateVerifiedSearch is set. Each request is at most
-// one store operation, but for a target longer than matchFirstBytes: it is
-// first checked against the client's blocks (a peek), so that a blocked
-// client never costs a match of its long target.
+// one store operation, but for a target longer than matchFirstBytes (it is
+// first checked against the client's blocks, a peek, so that a blocked
+// client never costs a match of its long target), a renderer's subresource
+// (its client's block, then its bucket) and a feed reader's response that
+// is no feed (its strike, in [Engine.FeedOutcome]).
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
 	d := Decision{DryRun: e.cfg.DryRun}
