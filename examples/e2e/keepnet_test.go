@@ -245,7 +245,9 @@ func TestFeedReaders(t *testing.T) {
 <rss version="2.0"><channel><title>Demo feed</title><link>http://example.com/</link>
 <item><title>First post</title><link>http://example.com/first</link></item></channel></rss>
 `
-	s := start(t, options{robots: "User-agent: *\nDisallow: /\n", guard: "log_repeats 0",
+	// The monitor class's rate (a reader's polls) is lifted: the test
+	// asks for a feed and pages back to back.
+	s := start(t, options{robots: "User-agent: *\nDisallow: /\n", guard: "log_repeats 0\n\t\trate monitor 0s",
 		backendCfg: `header /feed.xml Content-Type "application/rss+xml; charset=utf-8"`})
 	writeSite(t, s, map[string][]byte{"feed.xml": []byte(feed)})
 	r := curlDo(t, s.front+"/feed.xml", uaMiniflux)
