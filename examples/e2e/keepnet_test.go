@@ -378,8 +378,9 @@ func TestHeadlessChromiumRenders(t *testing.T) {
 	if h1 := b.text(t, "h1"); h1 != "Gallery" {
 		t.Errorf("page heading %q", h1)
 	}
-	if n := eval[int](t, b, `Array.from(document.images).filter(i => i.naturalWidth > 0).length`); n != 10 {
-		t.Errorf("%d of 10 images rendered", n)
+	rendered := eval[int](t, b, `Array.from(document.images).filter(i => i.naturalWidth > 0).length`)
+	if rendered != 10 {
+		t.Errorf("%d of 10 images rendered", rendered)
 	}
 	// Each image is the one the site serves (its width says which).
 	if w := eval[string](t, b, `Array.from(document.images).map(i => i.naturalWidth).join(",")`); w != "8,9,10,11,12,13,14,15,16,17" {
@@ -413,5 +414,5 @@ func TestHeadlessChromiumRenders(t *testing.T) {
 			t.Errorf("image refused: %v", e)
 		}
 	}
-	t.Logf("10 of 10 images rendered; navigations %v", statuses)
+	t.Logf("%d of 10 images rendered; navigations %v", rendered, statuses)
 }
