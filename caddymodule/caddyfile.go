@@ -59,7 +59,6 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    escalate_verified_search
 //	    allow_bad_agents
 //	    allow_impostors
-//	    user_triggered_skip_global
 //	    allow_ip         <ip or cidr...>
 //	    allow_token      <token...>
 //	    verify           off
@@ -314,10 +313,9 @@ var caddyfileOptions = map[string]caddyfileOption{
 		}
 		return nil
 	}},
-	"escalate_verified_search":   fieldOption("escalate_verified_search", func(h *Handler) *bool { return &h.EscalateVerifiedSearch }),
-	"allow_bad_agents":           fieldOption("allow_bad_agents", func(h *Handler) *bool { return &h.AllowBadAgents }),
-	"allow_impostors":            fieldOption("allow_impostors", func(h *Handler) *bool { return &h.AllowImpostors }),
-	"user_triggered_skip_global": fieldOption("user_triggered_skip_global", func(h *Handler) *bool { return &h.UserTriggeredSkipGlobal }),
+	"escalate_verified_search": fieldOption("escalate_verified_search", func(h *Handler) *bool { return &h.EscalateVerifiedSearch }),
+	"allow_bad_agents":         fieldOption("allow_bad_agents", func(h *Handler) *bool { return &h.AllowBadAgents }),
+	"allow_impostors":          fieldOption("allow_impostors", func(h *Handler) *bool { return &h.AllowImpostors }),
 	"allow_ip": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		return r.appendTo(&h.AllowIPs, "allow_ips")
 	}},

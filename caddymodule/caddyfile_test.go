@@ -56,7 +56,6 @@ func TestCaddyfileOptions(t *testing.T) {
 		escalate_verified_search
 		allow_bad_agents
 		allow_impostors
-		user_triggered_skip_global
 		allow_ip 10.0.0.0/8 192.0.2.1
 		allow_token MyMonitor
 		verify {
@@ -94,7 +93,7 @@ func TestCaddyfileOptions(t *testing.T) {
 		Window:   caddy.Duration(5 * time.Minute),
 		Cooldown: caddy.Duration(10 * time.Minute), MaxCooldown: caddy.Duration(12 * time.Hour),
 		Tarpit: caddy.Duration(20 * time.Second), TarpitMax: 50,
-		EscalateVerifiedSearch: true, AllowBadAgents: true, AllowImpostors: true, UserTriggeredSkipGlobal: true,
+		EscalateVerifiedSearch: true, AllowBadAgents: true, AllowImpostors: true,
 		AllowIPs:    []string{"10.0.0.0/8", "192.0.2.1"},
 		AllowTokens: []string{"MyMonitor"},
 		Verify: &VerifyConfig{

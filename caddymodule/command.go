@@ -84,7 +84,7 @@ func (s siteHandler) Prepare(now func() time.Time) error {
 	if err != nil {
 		return err
 	}
-	h.blocked, h.index, h.usage = set.engine.BlockClasses, set.index, set.usage
+	h.index, h.usage = set.index, set.usage
 	cfg := set.engine
 	cfg.Now = now
 	if h.classifier, err = uaclass.New(uaclass.Options{Extra: h.Bots, CacheBytes: -1}); err != nil {

@@ -71,8 +71,8 @@ func (h *Handler) check() (*settings, error) {
 		Window: time.Duration(h.Window), Cooldown: time.Duration(h.Cooldown),
 		MaxCooldown: time.Duration(h.MaxCooldown), Tarpit: time.Duration(h.Tarpit),
 		EscalateVerifiedSearch: h.EscalateVerifiedSearch, AllowBadAgents: h.AllowBadAgents,
-		AllowImpostors: h.AllowImpostors, UserTriggeredSkipGlobal: h.UserTriggeredSkipGlobal,
-		AllowIPs: h.AllowIPs, AllowTokens: h.AllowTokens, ContentUsage: h.ContentUsage,
+		AllowImpostors: h.AllowImpostors,
+		AllowIPs:       h.AllowIPs, AllowTokens: h.AllowTokens, ContentUsage: h.ContentUsage,
 		MaxClients: h.MaxClients, MaxBlocks: h.MaxBlocks, StateTTL: time.Duration(h.StateTTL),
 	}.Check()
 	if err != nil {

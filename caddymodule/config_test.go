@@ -47,6 +47,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 	agentKey := newTestAgentKey(t).jwks
 	const classes = "(want one of browser, search, ai, seo, social, monitor, script, bad, bot, unknown)"
+	const parts = ", or a part of class ai: ai-training, ai-search, ai-user"
 	covered := map[string]bool{}
 	defer func() {
 		for name := range caddyfileOptions {
@@ -61,6 +62,9 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"robots_guard robots.txt", "robots_guard: unexpected argument 'robots.txt' (name the robots.txt file with the robots option), at Testfile:1", "", ""},
 		{"bogus 1", "robots_guard: unrecognized option 'bogus', at Testfile:2", `"bogus": 1`, `unknown field "bogus"`},
+		// Gone (issue 27): a verified user-triggered fetcher is held only to
+		// the groups that name it, a claim to the "*" group.
+		{"user_triggered_skip_global", "robots_guard: unrecognized option 'user_triggered_skip_global', at Testfile:2", `"user_triggered_skip_global": true`, `unknown field "user_triggered_skip_global"`},
 		{"strikess 3", "robots_guard: unrecognized option 'strikess' (did you mean 'strikes'?), at Testfile:2", "", ""},
 		{"x_robot_tag /x noindex", "robots_guard: unrecognized option 'x_robot_tag' (did you mean 'x_robots_tag'?), at Testfile:2", "", ""},
 		{"robots\n robots /b", "robots_guard: robots: want one argument, got 0, at Testfile:2", "", ""},
@@ -82,7 +86,7 @@ func TestConfigErrors(t *testing.T) {
 		{"serve_robots maybe", "robots_guard: serve_robots: want on or off, got 'maybe', at Testfile:2", `"serve_robots": "maybe"`, "cannot unmarshal string"},
 		{"mode loud", `robots_guard: mode: unknown mode "loud" (want enforce or dry_run), at Testfile:2`, `"mode": "loud"`, `robots_guard: mode: unknown mode "loud" (want enforce or dry_run)`},
 		{"mode enforce\n mode dry_run", "robots_guard: option 'mode' already specified, at Testfile:3", "", ""},
-		{"block_class ai\n block_class robots", `robots_guard: block_class: unknown class "robots" ` + classes + `, at Testfile:3`, `"block_classes": ["ai", "robots"]`, `robots_guard: block_classes[1]: unknown class "robots" ` + classes},
+		{"block_class ai\n block_class robots", `robots_guard: block_class: unknown class "robots" ` + classes + parts + `, at Testfile:3`, `"block_classes": ["ai", "robots"]`, `robots_guard: block_classes[1]: unknown class "robots" ` + classes + parts},
 		{"block_class browser", "robots_guard: block_class: refusing to block browsers, at Testfile:2", `"block_classes": ["browser"]`, "robots_guard: block_classes[0]: refusing to block browsers"},
 		{"block_class", "robots_guard: block_class: want at least one argument, got 0 arguments, at Testfile:2", "", ""},
 		{"trap /ok/ private", `robots_guard: trap: path "private" must start with '/' or '*', at Testfile:2`, `"traps": ["/ok/", "private"]`, `robots_guard: traps[1]: path "private" must start with '/' or '*'`},
@@ -121,7 +125,7 @@ func TestConfigErrors(t *testing.T) {
 		{"escalate_verified_search on", "robots_guard: escalate_verified_search: takes no arguments, got 'on', at Testfile:2", `"escalate_verified_search": "on"`, "cannot unmarshal string"},
 		{"allow_bad_agents yes", "robots_guard: allow_bad_agents: takes no arguments, got 'yes', at Testfile:2", "", ""},
 		{"allow_impostors yes", "robots_guard: allow_impostors: takes no arguments, got 'yes', at Testfile:2", "", ""},
-		{"user_triggered_skip_global yes", "robots_guard: user_triggered_skip_global: takes no arguments, got 'yes', at Testfile:2", "", ""},
+		{"block_class ai-everything", `robots_guard: block_class: unknown class "ai-everything" ` + classes + parts + `, at Testfile:2`, `"block_classes": ["ai-everything"]`, `robots_guard: block_classes[0]: unknown class "ai-everything" ` + classes + parts},
 		{"allow_ip 10.0.0.0/33", `robots_guard: allow_ip: invalid IP range "10.0.0.0/33", at Testfile:2`, `"allow_ips": ["10.0.0.0/33"]`, `robots_guard: allow_ips[0]: invalid IP range "10.0.0.0/33"`},
 		{"allow_ip localhost", `robots_guard: allow_ip: invalid IP "localhost", at Testfile:2`, `"allow_ips": ["300.1.1.1"]`, `robots_guard: allow_ips[0]: invalid IP "300.1.1.1"`},
 		{"allow_token /x", `robots_guard: allow_token: "/x" is not a product token, at Testfile:2`, `"allow_tokens": ["/x"]`, `robots_guard: allow_tokens[0]: "/x" is not a product token`},

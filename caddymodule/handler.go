@@ -86,11 +86,16 @@ type Handler struct {
 	// recorded. Default: "enforce".
 	Mode string `json:"mode,omitempty"`
 
-	// BlockClasses are User-Agent classes shut out entirely (e.g. "ai"). Their
-	// known tokens get a "Disallow: /" group in the served robots.txt, so
-	// polite crawlers learn it; a request is refused for its class only
-	// where the served robots.txt disallows it (the site's own "Allow: /"
-	// for a token wins the tie). Browsers cannot be blocked. Default: none.
+	// BlockClasses are User-Agent classes shut out entirely (e.g. "seo"),
+	// or parts of class ai by what its bots do: "ai-training" (crawlers
+	// whose documented purposes include training models, or are unknown),
+	// "ai-search" (AI search and answers: OAI-SearchBot, PerplexityBot)
+	// and "ai-user" (fetchers a person asks for in an AI assistant:
+	// ChatGPT-User, Perplexity-User). "ai" is all three. Their known tokens
+	// get a "Disallow: /" group in the served robots.txt, so polite
+	// crawlers learn it; a request is refused for its class only where the
+	// served robots.txt disallows it (the site's own "Allow: /" for a token
+	// wins the tie). Browsers cannot be blocked. Default: none.
 	BlockClasses []string `json:"block_classes,omitempty"`
 
 	// Traps are paths no human can reach (robots.txt pattern syntax). The
@@ -185,11 +190,6 @@ type Handler struct {
 	// robots.txt rules instead of refusing them outright. Default: false,
 	// refused.
 	AllowImpostors bool `json:"allow_impostors,omitempty"`
-
-	// UserTriggeredSkipGlobal makes the "*" group not apply to fetchers that
-	// act on a person's request (ChatGPT-User, Claude-User, ...). Default:
-	// it applies.
-	UserTriggeredSkipGlobal bool `json:"user_triggered_skip_global,omitempty"`
 
 	// AllowIPs are IP ranges (CIDR or single IPs) that are never refused.
 	// Default: none.
@@ -316,7 +316,6 @@ type Handler struct {
 	metrics                    *metrics.Collectors
 	shared                     *sharedState
 	fleet                      *redisstore.Store // the zone's Redis store, or nil
-	blocked                    []uaclass.Class
 	index                      policy.RobotsTagRules
 	usage                      policy.UsageRules
 	tarpit                     *enforce.Holder // nil without a tarpit
@@ -367,7 +366,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.blocked, h.index, h.usage = set.engine.BlockClasses, set.index, set.usage
+	h.index, h.usage = set.index, set.usage
 	h.metrics, err = sharedMetrics(ctx.GetMetricsRegistry())
 	if err != nil {
 		return fmt.Errorf("robots_guard: registering metrics: %v", err)
@@ -434,12 +433,13 @@ func (opsLog) CaddyModule() caddy.ModuleInfo {
 }
 
 // additions returns the served robots.txt's additions to the site's file:
-// a "Disallow: /" group for the known tokens of each blocked class, the
-// trap paths for every agent, and the configured sitemaps.
+// a "Disallow: /" group for the known tokens of each blocked class or part
+// of class ai (uaclass.Classifier.Shutout, whose Note says what it covers),
+// the trap paths for every agent, and the configured sitemaps.
 func (h *Handler) additions(r *policy.Robots) {
-	for _, c := range h.blocked {
-		if tokens := h.classifier.Tokens(c); len(tokens) > 0 {
-			r.AddGroup(tokens, policy.Rule{Pattern: "/"})
+	for _, name := range h.BlockClasses {
+		if s := h.classifier.Shutout(name); len(s.Tokens) > 0 {
+			r.AddGroup(s.Tokens, policy.Rule{Pattern: "/"})
 		}
 	}
 	if len(h.Traps) > 0 {
@@ -522,6 +522,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if sig.Outcome != signature.None {
 		req.UA, req.Verdict, req.Signed = sig.Identify(h.classifier, req.UA, req.Verdict)
 	}
+	req.Dest, req.Accept = r.Header.Get("Sec-Fetch-Dest"), r.Header.Get("Accept")
 	if h.verifier != nil && req.Verdict == uaclass.NotClaimed && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
 		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
 	}
@@ -531,13 +532,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return caddyhttp.Error(http.StatusBadRequest, err)
 	}
 	d, canonURL, nonCanonical, normal := v.Decision, v.canonURL, v.nonCanonical, req.Target.Normal
-	h.metrics.Decision(&d, req.UA.Class)
-	h.observe(r, &req, &d, snap) // admin_review.go: live statistics, placeholders
-	if d.BlockDropped {
-		h.metrics.BlockDropped(h.Zone)
-	}
-	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
-		h.logDecision(&req, &d, ua, r, snap, &sig)
+	if !d.FeedOnly() { // else recorded once the response is known (serveFeed)
+		h.record(r, &req, &d, ua, snap, &sig)
 	}
 	if d.Enforced() {
 		if d.Action == enforce.Tarpit {
@@ -557,10 +553,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if canonURL != "" {
 		w.Header().Set("Link", "<"+canonURL+">; rel=\"canonical\"")
 		human := req.UA.Class == uaclass.Browser
-		if nonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && getOrHead {
+		if nonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && getOrHead && !d.FeedOnly() {
 			redirect(w, r, canonURL)
 			return nil
 		}
+	}
+	var gate *enforce.FeedGate
+	if d.FeedOnly() {
+		gate = enforce.NewFeedGate(w, d.DryRun)
+		w = gate
 	}
 	if len(h.index) > 0 {
 		if add := h.index.ForTarget(normal); add != nil {
@@ -572,7 +573,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			w = &contentUsageWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
 		}
 	}
+	if gate != nil {
+		return h.serveFeed(gate, w, r, next, &req, d, ua, snap, &sig)
+	}
 	return next.ServeHTTP(w, r)
+}
+
+// serveFeed passes on a feed reader's request that the "*" group
+// disallows (a decision marked UnlessFeed) through w, which writes to gate:
+// the gate holds the response at its headers unless it is a feed
+// (enforce.FeedGate, which needs no Caddy). The decision is completed,
+// counted and logged once the response is known, and a held response is
+// answered with the refusal.
+func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, req *enforce.Request, d enforce.Decision, ua string, snap *source.Snapshot, sig *signature.Result) error {
+	err := next.ServeHTTP(w, r)
+	d = h.engine.FeedOutcome(req, d, gate.Done(err))
+	h.record(r, req, &d, ua, snap, sig)
+	if !gate.Held() {
+		return err
+	}
+	return h.refuse(gate.Writer(), r, &d, snap.Policy)
+}
+
+// record counts, observes and (when noteworthy or sampled) logs a decision.
+func (h *Handler) record(r *http.Request, req *enforce.Request, d *enforce.Decision, ua string, snap *source.Snapshot, sig *signature.Result) {
+	h.metrics.Decision(d, req.UA.Class)
+	h.observe(r, req, d, snap) // admin_review.go: live statistics, placeholders
+	if d.BlockDropped {
+		h.metrics.BlockDropped(h.Zone)
+	}
+	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
+		h.logDecision(req, d, ua, r, snap, sig)
+	}
 }
 
 // verdict is a decision with the canonical URL it was taken on.

@@ -32,7 +32,8 @@ entries, block_class, traps and allow lists (--ip sets the client address);
 without, the defaults. UA may be a product token (Googlebot/2.1) or a whole
 User-Agent.
 
-Output: one line per URL, tab-separated: "allowed", "disallowed" or
+Output: one line per URL, tab-separated: "allowed", "disallowed",
+"feed-only" (a feed reader the "*" group disallows: served only a feed) or
 "refused" (a refusal for another reason: trap, blocked_class, ...), the URL,
 and why in parentheses (the group and the rule that decided, or the
 reason; where mainstream readings of the file's groups differ, both
@@ -136,9 +137,10 @@ func (ck *Checker) Policy(robots []byte) *policy.Policy {
 type CheckResult struct {
 	URL     string `json:"url,omitempty"`
 	Allowed bool   `json:"allowed"`
-	// Reason is the handler's reason: "disallowed", "trap",
-	// "blocked_class", "bad_agent", "allowlisted", "robots_txt", ...; empty
-	// for an ordinary allowed request.
+	// Reason is the handler's reason: "disallowed", "departure", "trap",
+	// "blocked_class", "bad_agent", "allowlisted", "robots_txt", ...;
+	// "feed" for a feed reader's request that is served only if the
+	// response is a feed; empty for an ordinary allowed request.
 	Reason string `json:"reason,omitempty"`
 	Class  string `json:"class"`
 	Group  string `json:"group"`
@@ -248,6 +250,9 @@ func (ck *Checker) Check(robots []byte, ua, rawURL string) (CheckResult, error) 
 	if d.Rule != nil {
 		out.Line, out.Rule = d.Rule.Line, d.Rule.String()
 	}
+	if d.FeedOnly() {
+		out.Reason = string(enforce.ReasonFeed)
+	}
 	if d.Reason != enforce.ReasonDisallowed {
 		out.Usage = usageOf(p, &req)
 	}
@@ -279,8 +284,10 @@ func (ck *Checker) urls(w io.Writer, robots []byte, ua string, urls []string) er
 		}
 		verdict := "allowed"
 		switch {
-		case r.Reason == string(enforce.ReasonDisallowed):
+		case r.Reason == string(enforce.ReasonDisallowed) || r.Reason == string(enforce.ReasonDeparture):
 			verdict = "disallowed"
+		case r.Reason == string(enforce.ReasonFeed):
+			verdict = "feed-only"
 		case !r.Allowed:
 			verdict = "refused"
 		}
@@ -288,11 +295,16 @@ func (ck *Checker) urls(w io.Writer, robots []byte, ua string, urls []string) er
 		switch {
 		case r.Class == uaclass.Browser.String():
 			why = append(why, "a browser: robots.txt does not bind people")
-		case r.Reason != "" && r.Reason != string(enforce.ReasonDisallowed) && r.Reason != string(enforce.ReasonContentUsage):
+		case r.Reason != "" && r.Reason != string(enforce.ReasonDisallowed) && r.Reason != string(enforce.ReasonContentUsage) && r.Reason != string(enforce.ReasonDeparture) && r.Reason != string(enforce.ReasonFeed):
 			why = append(why, r.Reason)
 		default:
-			if r.Reason == string(enforce.ReasonContentUsage) {
+			switch enforce.Reason(r.Reason) {
+			case enforce.ReasonContentUsage:
 				why = append(why, "content_usage: the site's AI usage preferences refuse its purpose")
+			case enforce.ReasonDeparture:
+				why = append(why, "departure: the reference reading allows it; refused to a client that is not verified, without a strike")
+			case enforce.ReasonFeed:
+				why = append(why, "a feed reader: served only if the response is a feed (RSS, Atom, JSON Feed), else refused")
 			}
 			group := r.Group
 			if group == "" {

@@ -54,7 +54,8 @@ type classifyResult struct {
 	// search, ai-input, user-triggered), with their source.
 	Purposes      []string `json:"purposes,omitempty"`
 	PurposeSource string   `json:"purpose_source,omitempty"`
-	// BlockedClass is set when the site's block_class shuts the class out.
+	// BlockedClass is set when the site's block_class shuts the class, or
+	// the client's part of class ai, out.
 	BlockedClass bool `json:"blocked_class,omitempty"`
 }
 
@@ -66,15 +67,18 @@ func classify(bots []uaclass.Bot, blockClasses []string, in io.Reader, out io.Wr
 		return fmt.Errorf("bots: %v", err)
 	}
 	blocked := map[uaclass.Class]bool{}
+	var parts uaclass.AIParts // block_class ai-training, ai-search, ai-user
 	for _, name := range blockClasses {
-		if bc, err := uaclass.ParseClass(name); err == nil {
+		if p, err := uaclass.ParseAIPart(name); err == nil {
+			parts |= p
+		} else if bc, err := uaclass.ParseClass(name); err == nil {
 			blocked[bc] = true
 		}
 	}
 	enc := json.NewEncoder(out)
 	one := func(ua string) error {
 		r := c.Classify(ua)
-		res := classifyResult{UA: ua, Class: r.Class.String(), Tokens: r.Tokens, UserTriggered: r.UserTriggered(), Purposes: r.Purposes().List(), BlockedClass: blocked[r.Class]}
+		res := classifyResult{UA: ua, Class: r.Class.String(), Tokens: r.Tokens, UserTriggered: r.UserTriggered(), Purposes: r.Purposes().List(), BlockedClass: blocked[r.Class] || r.AIParts()&parts != 0}
 		if r.Bot != nil {
 			res.PurposeSource = r.Bot.PurposeSource
 		}

@@ -51,7 +51,7 @@ Exit status: 0 on success, 1 when a file cannot be read or a flag is wrong.`,
 	c.Flags().String("since", "", "only entries at or after this time (2026-11-30, '2026-11-30 15:04', RFC 3339, or a duration before now: 24h)")
 	c.Flags().String("until", "", "only entries before this time (same forms as --since)")
 	c.Flags().StringSlice("host", nil, "only requests for these hosts")
-	c.Flags().StringSlice("reason", nil, "only these reasons (disallowed, crawl_delay, rate, blocked_client, trap, bad_agent, impostor, blocked_class, invalid_request, robots_txt, allowlisted, none)")
+	c.Flags().StringSlice("reason", nil, "only these reasons (disallowed, departure, crawl_delay, rate, address_rate, blocked_client, trap, bad_agent, impostor, blocked_class, invalid_request, content_usage, feed, robots_txt, allowlisted, none)")
 	c.Flags().StringSlice("class", nil, "only these User-Agent classes (ai, search, seo, social, monitor, script, bad, bot, unknown, browser)")
 	c.Flags().StringSlice("token", nil, "only these product tokens (gptbot, ...)")
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {

@@ -34,6 +34,12 @@ type Config struct {
 	// the class's known tokens) disallows for the client; where the site's
 	// own rules allow it, the request is judged as any other.
 	BlockClasses []uaclass.Class
+	// BlockAI shuts out parts of class ai by what their bots do
+	// (uaclass.AIParts: ai-training, ai-search, ai-user), for an operator
+	// who stops AI training and serves AI search or the fetchers a person
+	// asks for. BlockClasses with uaclass.AI shuts out the whole class.
+	// Default: none.
+	BlockAI uaclass.AIParts
 
 	// AllowBadAgents lets known abusive agents (class bad) through to the
 	// robots.txt rules instead of refusing them outright. Default: refused.
@@ -41,11 +47,6 @@ type Config struct {
 	// AllowImpostors lets clients that fail bot verification through to the
 	// robots.txt rules instead of refusing them outright. Default: refused.
 	AllowImpostors bool
-
-	// UserTriggeredSkipGlobal makes the "*" group not apply to user-triggered
-	// fetchers (ChatGPT-User, Claude-User, ...): only groups that name them
-	// do. Default: the "*" group applies to them like to any bot.
-	UserTriggeredSkipGlobal bool
 
 	// ClassRates is the least interval between requests of one client
 	// (address prefix and product token) of a class, enforced where

@@ -77,6 +77,17 @@ const (
 	// bot's purpose for the path, which its Allow and Disallow rules let
 	// it fetch.
 	ReasonContentUsage Reason = "content_usage"
+	// ReasonDeparture: a robots.txt rule refuses the request only by a
+	// departure of the enforcer's reading (Decision.Departure: the query
+	// or another spelling of the path), which the reference reading
+	// (RFC 9309, Google's parser) allows. Only a client whose identity is
+	// a claim gets it, and it is no strike: a polite crawler can lose a
+	// URL but never its access.
+	ReasonDeparture Reason = "departure"
+	// ReasonFeed: a feed reader was served a feed that the robots.txt "*"
+	// group disallows: feeds are what it fetches for the people who
+	// subscribed (see [Decision].UnlessFeed).
+	ReasonFeed Reason = "feed"
 )
 
 // Reasons are the reasons the engine gives, in a fixed order: a table
@@ -86,6 +97,7 @@ var Reasons = [...]Reason{
 	ReasonNone, ReasonRobotsTxt, ReasonAllowlisted, ReasonDisallowed,
 	ReasonCrawlDelay, ReasonRate, ReasonAddressRate, ReasonBlockedClient, ReasonTrap,
 	ReasonBadAgent, ReasonImpostor, ReasonBlockedClass, ReasonInvalid, ReasonContentUsage,
+	ReasonDeparture, ReasonFeed,
 }
 
 // UsageMode says what the engine does when the site's AI usage
@@ -136,6 +148,10 @@ type Request struct {
 	// BrowserLikeBurst) instead of its class rate or the Crawl-delay, since
 	// one page load is dozens of requests.
 	BrowserLike bool
+	// Dest and Accept are the request's Sec-Fetch-Dest and Accept header
+	// values: for a client that renders (uaclass.Result.Renders) they
+	// tell a page's subresources from its navigations (see [Subresource]).
+	Dest, Accept string
 }
 
 // Decision is the engine's verdict on one request.
@@ -174,6 +190,19 @@ type Decision struct {
 	BlockDropped bool
 	// DryRun marks a decision that is reported but not enforced.
 	DryRun bool
+	// UnlessFeed marks a decision for a feed reader's GET or HEAD of a
+	// path that the robots.txt "*" group disallows for it (Rule names the
+	// rule): the request is served only if the response is a feed. When
+	// the decision serves it ([Decision.FeedOnly]; a rate, a block or a
+	// usage preference may refuse it all the same), the caller passes it
+	// on, holds the response at its headers ([FeedGate]) and completes the
+	// decision with [Engine.FeedOutcome].
+	UnlessFeed bool
+	// Departure is the departure of the enforcer's reading by which Rule
+	// refuses the path that the reference reading allows, for
+	// ReasonDeparture and UnlessFeed decisions; policy.NoDeparture
+	// otherwise.
+	Departure policy.Departure
 }
 
 // Enforced reports whether the decision must be carried out: a refusal
@@ -183,9 +212,16 @@ func (d *Decision) Enforced() bool {
 }
 
 // Noteworthy reports whether the decision should be logged: any refusal
-// (also in dry-run mode) or violation.
+// (also in dry-run mode) or violation, and a feed served where the "*"
+// group disallows it.
 func (d *Decision) Noteworthy() bool {
-	return d.Action != Allow || d.Violation || d.Reason == ReasonTrap
+	return d.Action != Allow || d.Violation || d.Reason == ReasonTrap || d.Reason == ReasonFeed
+}
+
+// FeedOnly reports whether the request is to be served only if the
+// response is a feed: an UnlessFeed decision that serves it.
+func (d *Decision) FeedOnly() bool {
+	return d.UnlessFeed && d.Action == Allow
 }
 
 // ParseUsageMode reads a content usage mode: "enforce" (or ""), "log" or

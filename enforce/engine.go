@@ -77,13 +77,20 @@ func New(cfg Config, store Store) (*Engine, error) {
 //     with a strike on the address; a blocked address is refused.
 //  6. Allowlisted tokens are served unless their address is blocked: a
 //     token is a claim, so it lifts none of the checks above.
-//  7. Blocked classes are refused; a blocked client or address is refused;
-//     a path robots.txt disallows for the bot is refused. Each of these is a
-//     strike, on the client and on its address.
+//  7. Blocked classes (or parts of class ai, BlockAI) are refused; a
+//     blocked client or address is refused; a path robots.txt disallows for
+//     the bot is refused. Each of these is a strike, on the client and on
+//     its address, but a refusal that only a departure of the enforcer's
+//     reading makes (ReasonDeparture) is none. A crawler whose identity is
+//     evidence gets the reference reading, and a user-triggered one only
+//     the groups that name it ([Evidenced], reading.go); a feed reader's
+//     GET or HEAD under the "*" group is served only a feed (UnlessFeed,
+//     feed.go).
 //  8. The group's Crawl-delay, or the class rate (a browser's allowance for
-//     a BrowserLike request; class bot's for a claim whose verification did
-//     not finish, where its own class has none), is enforced with a token
-//     bucket per client, and AddressShare times it per address; see
+//     a BrowserLike request, and for a renderer's subresources in a bucket
+//     of their own, render.go; class bot's for a claim whose verification
+//     did not finish, where its own class has none), is enforced with a
+//     token bucket per client, and AddressShare times it per address; see
 //     [Apply] for when a rate violation is logged, throttled or a strike.
 //  9. A bot whose purpose (uaclass.Purposes) the site's AI usage
 //     preferences refuse for the path is refused (ContentUsage), naming
@@ -99,9 +106,11 @@ func New(cfg Config, store Store) (*Engine, error) {
 // further requests are held before they are refused. Verified search
 // crawlers and agents signing with pinned keys are never blocked and never
 // throttled unless EscalateVerifiedSearch is set. Each request is at most
-// one store operation, but for a target longer than matchFirstBytes: it is
-// first checked against the client's blocks (a peek), so that a blocked
-// client never costs a match of its long target.
+// one store operation, but for a target longer than matchFirstBytes (it is
+// first checked against the client's blocks, a peek, so that a blocked
+// client never costs a match of its long target), a renderer's subresource
+// (its client's block, then its bucket) and a feed reader's response that
+// is no feed (its strike, in [Engine.FeedOutcome]).
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
 	d := Decision{DryRun: e.cfg.DryRun}
@@ -167,8 +176,9 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 			return e.refuse(d, ReasonBlockedClient, out)
 		}
 	}
-	classBlocked := e.blockClass[ua.Class] && req.Invalid
-	if e.blockClass[ua.Class] && !req.Invalid {
+	blocked := e.blocksClass(ua) // reading.go: the class, or its part of class ai
+	classBlocked := blocked && req.Invalid
+	if blocked && !req.Invalid {
 		// Only where the served file disallows the request for the client:
 		// the site's own rules may allow what the class block adds.
 		if ref := reference(p, ua.Tokens, &req.Target); !ref.Allowed {
@@ -188,15 +198,15 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return e.refuse(d, reason, out)
 	}
 
-	res := policy.Result{Allowed: true}
-	if p != nil {
-		res = p.MatchTarget(ua.Tokens, &req.Target)
-		if res.Agent == "*" && ua.UserTriggered() && e.cfg.UserTriggeredSkipGlobal {
-			res = policy.Result{Allowed: true}
-		}
-	}
+	res := e.match(req, p) // reading.go
 	d.Group, d.Rule = res.Agent, res.Rule
 
+	if !res.Allowed && unlessFeed(req, res) {
+		d.UnlessFeed, d.Departure, res.Allowed = true, res.Departure, true
+	}
+	if !res.Allowed && res.Departure != policy.NoDeparture {
+		return e.departure(d, res, key, now)
+	}
 	if !res.Allowed {
 		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true}))
 		d.ReadRobots = out.AddrRobotsAt != 0
@@ -212,6 +222,13 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	interval, burst, reason := res.CrawlDelay, e.cfg.Burst, ReasonCrawlDelay
 	switch {
 	case req.BrowserLike:
+		interval, burst, reason = e.cfg.BrowserLikeInterval, e.cfg.BrowserLikeBurst, ReasonRate
+	case renderedSubresource(req): // render.go: a bucket of its own, at a browser's rate
+		sub, out, ok := e.subresourceKey(key, now)
+		if !ok {
+			return e.refuse(d, ReasonBlockedClient, out)
+		}
+		key = sub
 		interval, burst, reason = e.cfg.BrowserLikeInterval, e.cfg.BrowserLikeBurst, ReasonRate
 	case interval == 0:
 		interval, reason = e.classRates[ua.Class], ReasonRate
@@ -318,8 +335,8 @@ func longTarget(t *policy.Target) bool {
 // usageRefusal returns the robots.txt line by which the site's AI usage
 // preferences refuse the bot's purposes for the request, or nil: when
 // ContentUsage is off, the file states no preference, the bot's purposes
-// are unknown, or the "*" group does not bind a user-triggered fetcher
-// (UserTriggeredSkipGlobal).
+// are unknown, or the "*" group does not bind the client (an evidenced
+// user-triggered fetcher, see [Evidenced]).
 func (e *Engine) usageRefusal(req *Request, p *policy.Policy) *policy.Rule {
 	if e.cfg.ContentUsage == UsageOff || !p.HasUsage() {
 		return nil
@@ -329,7 +346,7 @@ func (e *Engine) usageRefusal(req *Request, p *policy.Policy) *policy.Rule {
 		return nil
 	}
 	r := p.MatchUsage(req.UA.Tokens, &req.Target, u)
-	if r.Refused == 0 || r.Agent == "*" && req.UA.UserTriggered() && e.cfg.UserTriggeredSkipGlobal {
+	if r.Refused == 0 || r.Agent == "*" && req.UA.UserTriggered() && Evidenced(req) {
 		return nil
 	}
 	return r.Rule

@@ -327,9 +327,10 @@ func TestTrap(t *testing.T) {
 	expect(t, "not a trap", e.Decide(req("198.51.100.12", uaBrowser, "/db.bak.txt"), p), Allow, ReasonNone)
 	// The served file, as a polite crawler reads it, allows "/db.bak?v=2"
 	// (the '$' anchors the whole target): no trap, for nobody. A bot is
-	// refused it all the same, since the backend serves the same file.
+	// refused it all the same, since the backend serves the same file, by
+	// the query departure: no strike (issue 27).
 	expect(t, "anchored trap with a query, browser", e.Decide(req("198.51.100.11", uaBrowser, "/db.bak?v=2"), p), Allow, ReasonNone)
-	expect(t, "anchored trap with a query, bot", e.Decide(req("198.51.100.13", uaExample, "/db.bak?v=2"), p), Deny, ReasonDisallowed)
+	expect(t, "anchored trap with a query, bot", e.Decide(req("198.51.100.13", uaExample, "/db.bak?v=2"), p), Deny, ReasonDeparture)
 	expect(t, "after it", e.Decide(req("198.51.100.13", uaExample, "/"), p), Allow, ReasonNone)
 }
 
@@ -444,21 +445,37 @@ func TestBadAgentsAndImpostors(t *testing.T) {
 	expect(t, "impostor, allowed", lenient.Decide(imp2, p), Allow, ReasonNone)
 }
 
-// TestUserTriggered: groups that name user-triggered fetchers apply; whether
-// "*" applies is configurable, default yes.
+// TestUserTriggered: a verified user-triggered fetcher is held only to
+// the groups that name it; a claim is judged as any unverified bot, by the
+// "*" group (issue 27: a claim may identify, never lift a limit).
 func TestUserTriggered(t *testing.T) {
 	clock := newClock()
 	star := compile("User-agent: *\nDisallow: /\n")
 	named := compile("User-agent: ChatGPT-User\nDisallow: /members/\n\nUser-agent: *\nDisallow: /\n")
-	r := req("192.0.2.1", uaChatGPT, "/article")
-	def := newEngine(t, Config{}, clock)
-	expect(t, "default, * applies", def.Decide(r, star), Deny, ReasonDisallowed)
-	skip := newEngine(t, Config{UserTriggeredSkipGlobal: true}, clock)
-	expect(t, "skip *", skip.Decide(r, star), Allow, ReasonNone)
-	expect(t, "named group, skip *", skip.Decide(req("192.0.2.1", uaChatGPT, "/members/x"), named), Deny, ReasonDisallowed)
-	expect(t, "named group, allowed path", skip.Decide(req("192.0.2.1", uaChatGPT, "/article"), named), Allow, ReasonNone)
-	// A bulk crawler still gets the * group.
-	expect(t, "GPTBot under skip", skip.Decide(req("192.0.2.1", uaGPTBot, "/article"), star), Deny, ReasonDisallowed)
+	e := newEngine(t, Config{}, clock)
+	claim := req("192.0.2.1", uaChatGPT, "/article")
+	claim.Verdict = uaclass.Unverified // no ranges loaded
+	expect(t, "a claim: * applies", e.Decide(claim, star), Deny, ReasonDisallowed)
+	verified := func(target string) *Request {
+		r := req("192.0.2.2", uaChatGPT, target)
+		r.Verdict = uaclass.Verified
+		return r
+	}
+	expect(t, "verified: * does not apply", e.Decide(verified("/article"), star), Allow, ReasonNone)
+	expect(t, "verified: its own group applies", e.Decide(verified("/members/x"), named), Deny, ReasonDisallowed)
+	expect(t, "verified: allowed by its group", e.Decide(verified("/article"), named), Allow, ReasonNone)
+	// A signature with pinned keys is evidence (Signed, Verified); one with
+	// the agent's own directory keys sets neither (signature.Identify), and
+	// a claim left unverified is held to the * group.
+	signed := verified("/article")
+	signed.Signed = true
+	expect(t, "signed, pinned key", e.Decide(signed, star), Allow, ReasonNone)
+	unpinned := req("192.0.2.4", uaChatGPT, "/article")
+	expect(t, "signed, unpinned key: * applies", e.Decide(unpinned, star), Deny, ReasonDisallowed)
+	// A verified bulk crawler still gets the * group.
+	gpt := req("192.0.2.3", uaGPTBot, "/article")
+	gpt.Verdict = uaclass.Verified
+	expect(t, "verified GPTBot", e.Decide(gpt, star), Deny, ReasonDisallowed)
 }
 
 // TestVerifiedSearchGentle: verified search crawlers are never throttled or
@@ -595,22 +612,24 @@ func contains(s, sub string) bool {
 
 // TestVariants: a rule or trap that matches another spelling of the same
 // resource applies, so encoded slashes and doubled slashes do not bypass it.
+// The reference reading allows "/private%2Freport.html" (RFC 9309 keeps
+// "%2F" encoded), so the refusal is a departure: no strike.
 func TestVariants(t *testing.T) {
 	clock := newClock()
 	e := newEngine(t, Config{Traps: []string{"/trap/"}, Strikes: 100}, clock)
 	p := compile("User-agent: *\nDisallow: /private/\nDisallow: /trap/\n")
 	r := req("192.0.2.1", uaExample, "/private%2Freport.html")
 	d := e.Decide(r, p)
-	expect(t, "variant disallowed", d, Deny, ReasonDisallowed)
-	if d.Rule == nil || d.Rule.Pattern != "/private/" {
-		t.Errorf("rule %v", d.Rule)
+	expect(t, "variant disallowed", d, Deny, ReasonDeparture)
+	if d.Rule == nil || d.Rule.Pattern != "/private/" || d.Departure != policy.DepartureSpelling || d.Strikes != 0 {
+		t.Errorf("rule %v, departure %q, strikes %d", d.Rule, d.Departure, d.Strikes)
 	}
 	r.Target = policy.Target{Normal: "/private%2Freport.html"}
 	expect(t, "no variants", e.Decide(r, p), Allow, ReasonNone)
 	// A trap under another spelling only: the served file allows
 	// "//trap/x" as a polite crawler reads it, so it traps nobody, and a
-	// bot is refused it as disallowed.
-	expect(t, "trap variant, bot", e.Decide(req("192.0.2.2", uaExample, "//trap/x"), p), Deny, ReasonDisallowed)
+	// bot is refused it by the spelling departure, without a strike.
+	expect(t, "trap variant, bot", e.Decide(req("192.0.2.2", uaExample, "//trap/x"), p), Deny, ReasonDeparture)
 	expect(t, "trap variant, browser", e.Decide(req("192.0.2.3", uaBrowser, "//trap/x"), p), Allow, ReasonNone)
 	expect(t, "trap", e.Decide(req("192.0.2.3", uaBrowser, "/trap/x"), p), Deny, ReasonTrap)
 }

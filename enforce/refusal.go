@@ -13,8 +13,9 @@ import (
 
 // Refusals makes the responses to refused requests: the status, the
 // headers that say why (X-Robots-Guard with the reason,
-// X-Robots-Guard-Rule with the rule of a disallowed path or the preference
-// line of a content_usage refusal, Retry-After for a throttle or a block),
+// X-Robots-Guard-Rule with the rule of a disallowed path, also by a
+// departure, or the preference line of a content_usage refusal,
+// Retry-After for a throttle or a block),
 // the configured body, and the error that a server's error routes can
 // shape. Every text is made once (per reason, per rule, per second of
 // Retry-After): a refusal formats nothing. It is safe for concurrent use.
@@ -70,6 +71,8 @@ type ruleTexts struct {
 type ruleText struct {
 	header string
 	errs   [4]error
+	// departure holds the errors of a departure's refusal by the rule.
+	departure [4]error
 }
 
 // retryText is a Retry-After value.
@@ -136,7 +139,7 @@ func (t *Refusals) Refuse(hdr http.Header, d *Decision, p *policy.Policy) Refusa
 	}
 	vals[0] = string(rf.reason)
 	hdr["X-Robots-Guard"] = vals[0:1:1]
-	if d.Rule != nil && (rf.reason == ReasonDisallowed || rf.reason == ReasonContentUsage) {
+	if d.Rule != nil && (rf.reason == ReasonDisallowed || rf.reason == ReasonContentUsage || rf.reason == ReasonDeparture) {
 		rf.rule = t.ruleText(p, d.Rule)
 		vals[1] = rf.rule.header
 		hdr["X-Robots-Guard-Rule"] = vals[1:2:2]
@@ -152,6 +155,9 @@ func (t *Refusals) Refuse(hdr http.Header, d *Decision, p *policy.Policy) Refusa
 // deny: disallowed by robots.txt line 6: Disallow: /private/".
 func (rf *Refusal) Err() error {
 	if rt := rf.rule; rt != nil && int(rf.action) < len(rt.errs) {
+		if rf.reason == ReasonDeparture {
+			return rt.departure[rf.action]
+		}
 		return rt.errs[rf.action]
 	}
 	if e, ok := rf.texts.errs[refusalKey{rf.action, rf.reason}]; ok && rf.rule == nil {
@@ -192,6 +198,7 @@ func (t *Refusals) ruleText(p *policy.Policy, rule *policy.Rule) *ruleText {
 	}
 	for _, a := range refusalActions {
 		rt.errs[a] = refusalError(a, reason, rt)
+		rt.departure[a] = refusalError(a, ReasonDeparture, rt)
 	}
 	v, _ := rs.m.LoadOrStore(rule, rt)
 	return v.(*ruleText)

@@ -30,7 +30,6 @@ type Settings struct {
 	EscalateVerifiedSearch  bool
 	AllowBadAgents          bool
 	AllowImpostors          bool
-	UserTriggeredSkipGlobal bool
 	AllowIPs, AllowTokens   []string
 	ContentUsage            string // "enforce" (or ""), "log" or "off"
 	// The in-process store's bounds ([NewMemoryStore]), checked here with
@@ -57,9 +56,13 @@ func (s Settings) Check() (Config, error) {
 		return cfg, field.Errorf("mode", "unknown mode %q (want enforce or dry_run)", s.Mode)
 	}
 	for i, name := range s.BlockClasses {
+		if part, err := uaclass.ParseAIPart(name); err == nil {
+			cfg.BlockAI |= part
+			continue
+		}
 		c, err := uaclass.ParseClass(name)
 		if err != nil {
-			return cfg, field.Wrap(fmt.Sprintf("block_classes[%d]", i), err)
+			return cfg, field.Errorf(fmt.Sprintf("block_classes[%d]", i), "%v, or a part of class ai: ai-training, ai-search, ai-user", err)
 		}
 		if c == uaclass.Browser {
 			return cfg, field.Errorf(fmt.Sprintf("block_classes[%d]", i), "refusing to block browsers")
@@ -133,7 +136,7 @@ func (s Settings) Check() (Config, error) {
 	}
 	cfg.Window, cfg.Cooldown, cfg.MaxCooldown, cfg.Tarpit = s.Window, s.Cooldown, s.MaxCooldown, s.Tarpit
 	cfg.EscalateVerifiedSearch, cfg.AllowBadAgents = s.EscalateVerifiedSearch, s.AllowBadAgents
-	cfg.AllowImpostors, cfg.UserTriggeredSkipGlobal = s.AllowImpostors, s.UserTriggeredSkipGlobal
+	cfg.AllowImpostors = s.AllowImpostors
 	for i, a := range s.AllowIPs {
 		p, err := uaclass.ParsePrefix(a)
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 const (
@@ -94,7 +96,8 @@ func TestContentUsageModes(t *testing.T) {
 }
 
 // TestContentUsageUserTriggered: Content Signals' ai-input covers
-// user-triggered fetchers, unless the "*" group does not bind them; a bot
+// user-triggered fetchers, unless the "*" group does not bind them (a
+// verified one); a bot
 // with a group of its own follows that group's preferences.
 func TestContentUsageUserTriggered(t *testing.T) {
 	p := compile("User-agent: *\nContent-Signal: search=yes, ai-input=no\n\nUser-agent: PerplexityBot\nAllow: /\n")
@@ -104,8 +107,9 @@ func TestContentUsageUserTriggered(t *testing.T) {
 	expect(t, "GPTBot: training is not refused", e.Decide(req("192.0.2.2", uaGPTBot, "/a"), p), Allow, ReasonNone)
 	expect(t, "Googlebot: search=yes", e.Decide(req("192.0.2.3", uaGooglebot, "/a"), p), Allow, ReasonNone)
 	expect(t, "PerplexityBot: its own group", e.Decide(req("192.0.2.4", uaPerplexity, "/a"), p), Allow, ReasonNone)
-	e = newEngine(t, Config{UserTriggeredSkipGlobal: true}, clock)
-	expect(t, "ChatGPT-User, * skipped", e.Decide(req("192.0.2.1", uaChatGPT, "/a"), p), Allow, ReasonNone)
+	verified := req("192.0.2.1", uaChatGPT, "/a")
+	verified.Verdict = uaclass.Verified
+	expect(t, "verified ChatGPT-User: * does not bind it", e.Decide(verified, p), Allow, ReasonNone)
 }
 
 // TestContentUsageAllocs: the check allocates nothing.

@@ -76,10 +76,12 @@ func TestMonitorRate(t *testing.T) {
 
 // TestSignedAgentGentle: an agent verified by its Web Bot Auth signature is
 // treated like a verified search crawler: robots.txt applies, it is never
-// throttled or blocked; a bot verified by IP ranges is not.
+// throttled or blocked; a bot verified by IP ranges is not. (The ChatGPT
+// agent is user-triggered: verified, it answers only to a group that names
+// it, issue 27.)
 func TestSignedAgentGentle(t *testing.T) {
 	clock := newClock()
-	p := compile("User-agent: *\nCrawl-delay: 10\nDisallow: /private\n")
+	p := compile("User-agent: ChatGPT\nCrawl-delay: 10\nDisallow: /private\n\nUser-agent: *\nCrawl-delay: 10\nDisallow: /private\n")
 	e := newEngine(t, Config{Burst: 1, Strikes: 3}, clock)
 	agent := req("203.0.113.5", uaBrowser, "/page")
 	agent.UA = classifier.SignedAgent("https://chatgpt.com", agent.UA)

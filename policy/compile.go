@@ -219,6 +219,14 @@ type Result struct {
 	// [Reading]) answer differently for the target; the answer is then the
 	// allowing one.
 	Ambiguous bool
+	// Departure is set by [Policy.MatchTarget] when it refuses the target
+	// only by a departure from the reference reading: RFC 9309's reading
+	// of the target's normal form, as [Policy.Match] gives it, allows it
+	// (where the two readings of the groups differ, either one allows it
+	// without a departure). An enforcer serves such a target to a
+	// verified crawler and refuses it to others without a strike. It is
+	// NoDeparture for an allowed target and for [Policy.Match].
+	Departure Departure
 }
 
 // maxStackTarget is the size of the buffer Match normalises a target into
@@ -275,6 +283,9 @@ func (p *Policy) Match(tokens []string, target string) Result {
 //   - Where the two readings of the file's groups differ (see [Reading]),
 //     the request is refused only when both refuse it.
 //
+// A refusal that only the first two make, where the reference reading of
+// the normal form allows the target, has [Result].Departure set.
+//
 // MatchTarget does not allocate.
 func (p *Policy) MatchTarget(tokens []string, t *Target) Result {
 	return p.MatchReading(tokens, t, BothReadings)
@@ -305,6 +316,9 @@ func (p *Policy) MatchReading(tokens []string, t *Target, r Reading) Result {
 	}
 	if c != nil {
 		res.Allowed, res.Rule = c.allow, c.rule
+	}
+	if !res.Allowed {
+		res.Departure = g.departure(t, r)
 	}
 	return res
 }

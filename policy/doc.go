@@ -47,6 +47,12 @@
 //     both readings are compiled ([Reading]) and MatchTarget refuses only
 //     what both refuse. Match answers as Google's parser does.
 //
+// A refusal that only the departures on spellings and queries make, where
+// the reference reading of the target's normal form allows it, is marked
+// ([Result].Departure): robotsguard applies those departures only to
+// clients whose identity is a claim, never to a verified crawler, and
+// never counts such a refusal as an offence.
+//
 // [RFC 9309]: https://www.rfc-editor.org/rfc/rfc9309.html
 // [google/robotstxt]: https://github.com/google/robotstxt
 package policy

@@ -58,6 +58,20 @@ type Bot struct {
 	// fetchers), so that enforcement can treat them apart from bulk
 	// crawlers.
 	UserTriggered bool `json:"user_triggered,omitempty"`
+	// FeedReader marks a feed reader (Miniflux, FreshRSS, Feedly,
+	// Inoreader, NewsBlur, Feedbin, Tiny Tiny RSS, podcast apps, ...): it
+	// fetches the feeds people subscribed to, so that a response that is a
+	// feed is served to it even where the robots.txt "*" group disallows
+	// the path. A claim of being one buys nothing but feeds (see package
+	// enforce).
+	FeedReader bool `json:"feed_reader,omitempty"`
+	// Renders marks a client that renders the pages it loads and fetches
+	// their images, style sheets, scripts and fonts as a browser does: an
+	// honest headless browser (HeadlessChrome), a search engine's
+	// renderer. Its subresources get a browser's rate, its page
+	// navigations are paced as any bot's; for a bot with a verification
+	// method, only once it is verified.
+	Renders bool `json:"renders,omitempty"`
 	// Purposes are what the bot does with what it fetches, as its operator
 	// documents it (see [Purposes]); none where unknown. A user-triggered
 	// fetcher has PurposeUserTriggered.

@@ -38,6 +38,18 @@ func (r Result) UserTriggered() bool {
 	return r.Bot != nil && r.Bot.UserTriggered
 }
 
+// FeedReader reports whether the client is a feed reader (see
+// [Bot].FeedReader).
+func (r Result) FeedReader() bool {
+	return r.Bot != nil && r.Bot.FeedReader
+}
+
+// Renders reports whether the client renders the pages it loads (see
+// [Bot].Renders).
+func (r Result) Renders() bool {
+	return r.Bot != nil && r.Bot.Renders
+}
+
 // Token returns the most specific product token, or "".
 func (r Result) Token() string {
 	if len(r.Tokens) == 0 {

@@ -99,6 +99,8 @@ type options struct {
 	robotsPath string // where the site's robots.txt lives (a file or URL); "" for site/robots.txt
 	admin      string // admin API address; "" keeps the admin API off
 	proxyTo    string // reverse_proxy to this address instead of the file_server backend
+	verify     string // the verify option; "" for "verify off"
+	backendCfg string // directives of the file_server backend before file_server, e.g. header
 }
 
 func freePort(t *testing.T) int {
@@ -168,6 +170,10 @@ func start(t *testing.T, o options) *server {
 	if o.admin != "" {
 		admin = o.admin
 	}
+	verify := "verify off"
+	if o.verify != "" {
+		verify = o.verify
+	}
 	cfg := fmt.Sprintf(`{
 	admin %s
 	auto_https off
@@ -183,7 +189,7 @@ func start(t *testing.T, o options) *server {
 	robots_guard {
 		robots %s
 		trap /private-archive/
-		verify off
+		%s
 		%s
 	}
 	%s
@@ -191,9 +197,10 @@ func start(t *testing.T, o options) *server {
 :%d {
 	bind 127.0.0.1
 	root * %s
+	%s
 	file_server
 }
-`, admin, s.moduleLog, servers, front, s.robots, o.guard, handler, back, filepath.Join(dir, "site"))
+`, admin, s.moduleLog, servers, front, s.robots, verify, o.guard, handler, back, filepath.Join(dir, "site"), o.backendCfg)
 	cfgPath := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,8 @@
 //     ID; "^" and "$" anchor a phrase at the start and end of the
 //     User-Agent), tokens, parents and verification methods of the major
 //     crawlers, user-triggered fetchers, operators' classes (health checks
-//     are monitors) and the bad-bot list;
+//     are monitors), feed readers and renderers beyond the lists' own
+//     feed-reader tag, and the bad-bot list;
 //   - purposes.json beside this file: what each bot does with what it
 //     fetches (train-ai, search, ai-input, user-triggered), from the
 //     vendors' documentation (each entry cites its source), with
@@ -106,7 +107,8 @@ func main() {
 		}
 		class := mustClass(classOfTags(cur, c.Tags))
 		for _, p := range phrases {
-			db.add(bot{Token: tokenOf(p), Match: []string{p}, Class: class, Name: nameOf(p), Source: "crawler-user-agents"}, false)
+			db.add(bot{Token: tokenOf(p), Match: []string{p}, Class: class, Name: nameOf(p), Source: "crawler-user-agents",
+				FeedReader: slices.Contains(c.Tags, "feed-reader")}, false)
 		}
 	}
 	keys := make([]string, 0, len(ai))
@@ -146,6 +148,11 @@ func main() {
 	}
 	bots := db.finish()
 	applyPurposes(bots, purposes, fallback)
+	for i := range bots {
+		// A pattern tagged feed-reader that shares its token with a crawler
+		// of another class (mail.ru's) makes no feed reader of it.
+		bots[i].FeedReader = bots[i].FeedReader && bots[i].Class == uaclass.Monitor
+	}
 
 	var buf bytes.Buffer
 	buf.WriteString("[\n")
@@ -312,6 +319,7 @@ func (d *db) add(b bot, authoritative bool) {
 	if !ok {
 		return
 	}
+	e.FeedReader = e.FeedReader || b.FeedReader
 	if authoritative {
 		e.Class, e.Name, e.Source = b.Class, b.Name, b.Source
 		if b.Operator != "" {
@@ -363,6 +371,8 @@ func (d *db) override(b bot) {
 	if b.UserTriggered {
 		e.UserTriggered = true
 	}
+	e.FeedReader = e.FeedReader || b.FeedReader
+	e.Renders = e.Renders || b.Renders
 	e.Source = b.Source
 }
 
