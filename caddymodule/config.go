@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -48,12 +49,31 @@ type settings struct {
 // (enforce.Settings.Check), as are the Redis store's, the robots URL's, the
 // range files' and the pinned keys'; a new option gets its check there or
 // here, next to the others.
+//
+// When a value is bad, checkConfig reports every bad value, not only the
+// first (field.All), joined, each naming its field.
 func (h *Handler) checkConfig() (*settings, error) {
+	orig := *h
 	s, err := h.check()
 	if err != nil {
-		return nil, fmt.Errorf("robots_guard: %w", err)
+		return nil, field.Join("robots_guard: ", field.All(&orig, func(c *Handler) error { _, err := c.check(); return err }, field.Dependents))
 	}
 	return s, nil
+}
+
+// UnmarshalJSON decodes the handler's JSON config as Caddy does (unknown
+// fields are errors) and, when a field does not decode, reports every
+// field that does not, by its JSON path and in plain words
+// (field.Decode), with the bad values of the others (checkConfig).
+func (h *Handler) UnmarshalJSON(b []byte) error {
+	type plain Handler
+	err := field.Decode(b, (*plain)(h), caddy.StrictUnmarshalJSON)
+	if err == nil {
+		return nil
+	}
+	c := *h
+	_, cerr := c.checkConfig()
+	return errors.Join(field.Join("robots_guard: ", field.Split(err)), cerr)
 }
 
 // check is checkConfig without the "robots_guard: " its errors get.
@@ -116,6 +136,9 @@ func (h *Handler) check() (*settings, error) {
 			return nil, field.Wrap(fmt.Sprintf("bots[%d]", i), err)
 		}
 	}
+	if raw := bytes.TrimSpace(h.StoreRaw); len(raw) > 0 && raw[0] != '{' {
+		return nil, field.Errorf("store", `want an object such as {"module": "redis", "url": "redis://127.0.0.1:6379"}, got %s`, raw)
+	}
 	if len(h.StoreRaw) > 0 {
 		if err := checkStore(h.StoreRaw); err != nil { // store.go
 			return nil, err
@@ -169,6 +192,9 @@ func (h *Handler) check() (*settings, error) {
 	case "redirect", "header", "off":
 	default:
 		return nil, field.Errorf("canonical", "unknown mode %q (want redirect, header or off)", h.Canonical)
+	}
+	if err := field.Floors(h, field.DurationFloors); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

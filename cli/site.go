@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -136,7 +137,7 @@ func loadSite(env *Caddy, file string, body []byte, adapter, site string) (Site,
 	}
 	s, err := env.Site(picked[0].raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: robots_guard: %v", file, err)
+		return nil, fmt.Errorf("%s: %v", file, err)
 	}
 	return s, nil
 }
@@ -157,7 +158,11 @@ func collectGuards(raw json.RawMessage, names []string, found []siteEntry) []sit
 			}
 		case map[string]any:
 			if v["handler"] == "robots_guard" {
-				b, _ := json.Marshal(v)
+				// The handler's own fields, as Caddy decodes them: without
+				// the module name.
+				fields := maps.Clone(v)
+				delete(fields, "handler")
+				b, _ := json.Marshal(fields)
 				found = append(found, siteEntry{names: names, raw: b})
 				return
 			}
