@@ -369,6 +369,11 @@ func FuzzConfigJSON(f *testing.F) {
 		`{"block_classes": ["browser", "ai"], "allow_ips": ["::/0", "1.2.3.4/40"], "allow_tokens": [""]}`,
 		`{"robots": "http://127.0.0.1:1/robots.txt", "robots_host": "x:", "robots_headers": {"Host": "y", "": "z"}, "robots_refresh": 5}`,
 		`{"robots": "http://127.0.0.1:1/robots.txt", "robots_refresh": 1000000000, "verify": {"disabled": true}}`,
+		`{"crawl_delay": 2, "cooldown": 900, "rates": {"script": "1", "ai": 1e3, "": -1}, "window": "9223372036854775807ns"}`,
+		`{"store": "redis://127.0.0.1:6379", "verify": [], "web_bot_auth": {"trusted_agents": {"a.b": 5}}, "bots": [{"class": 99}, null]}`,
+		`{"store": 5, "traps": [1, null, "/x"], "block_classes": "ai", "log_repeats": null, "serve_robots": null, "Mode": "x", "mode": 1}`,
+		`{"store": {"module": "redis", "url": "redis://127.0.0.1:1", "timeout": 1}, "x_robots_tags": [{"pattern": 1}], "content_usage_headers": {}}`,
+		`{"tarpit_max": 5, "max_cooldown": 1, "deny_status": 99999999999999999999, "bogus": {"a": [1, {"b": "c"}]}}`,
 	} {
 		f.Add(s)
 	}
