@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -79,21 +78,9 @@ type siteEntry struct {
 // loadSite adapts a config and returns the robots_guard handler of the
 // selected site.
 func loadSite(env *Caddy, file string, body []byte, adapter, site string) (Site, error) {
-	if adapter == "" && !strings.HasSuffix(strings.ToLower(file), ".json") {
-		adapter = "caddyfile"
-	}
-	if adapter != "" {
-		out, warnings, err := env.Adapt(adapter, file, body)
-		if errors.Is(err, ErrUnknownAdapter) {
-			return nil, fmt.Errorf("--adapter: unknown config adapter %q", adapter)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", file, err)
-		}
-		for _, w := range warnings {
-			fmt.Fprintf(os.Stderr, "%s: warning: %s\n", file, w)
-		}
-		body = out
+	body, err := adaptFile(env, file, body, adapter)
+	if err != nil {
+		return nil, err
 	}
 	var cfg struct {
 		Apps struct {

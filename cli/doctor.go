@@ -1,0 +1,761 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/report"
+)
+
+func doctorCommand(env *Caddy) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "doctor --config FILE [--adapter NAME] [--log FILE...]",
+		Short: "Checks with real requests that a config's robots_guard protects its sites",
+		Long: `
+Loads the config as caddy run does (any adapter) and runs it in this
+process, on free loopback ports, with the admin API off, automatic HTTPS
+off and TLS left out, its robots_guard handlers deciding with in-process
+state (no Redis) and without DNS verification. For every site with
+robots_guard it sends real requests through the site's own handler chain
+(its routes, matchers, file_server, reverse_proxy to the real backends)
+with the site's Host, and says in plain words:
+
+  - which robots.txt is enforced, and where it comes from;
+  - that a named bot (GPTBot, or a token of the site's robots.txt groups)
+    is refused on one of the paths robots.txt disallows for it;
+  - that a browser (desktop Firefox) is served content;
+  - that the guard is reached at all: not after a handler that answers
+    first (route { file_server; robots_guard }), not behind a matcher the
+    request does not pass;
+  - empty 200 answers from the backend (a backend site written
+    http://127.0.0.1:3000 { ... } answers no proxied Host);
+  - X-Forwarded-For arriving from an address trusted_proxies does not
+    list, in the access logs the config writes (and --log files).
+
+The running server is not touched: the doctor's requests come from its
+own copy, which writes its logs to a temporary directory.
+
+Output: per site, "ok:" lines for what works, "PROBLEM:" paragraphs with
+the cause and the fix, "note:" lines; then a summary.
+
+Exit status: 0 when every check passed; 1 on any problem, or when the
+config cannot be loaded.`,
+		Example: `  caddy robots doctor --config /etc/caddy/Caddyfile
+  caddy robots doctor --config caddy.json
+  caddy robots doctor --config Caddyfile --log /var/log/caddy/access.log`,
+		Args: cobra.NoArgs,
+	}
+	c.Flags().StringP("config", "c", "", "config file, as caddy run takes it")
+	c.Flags().StringP("adapter", "a", "", "config adapter (default: caddyfile, none for .json)")
+	c.Flags().StringSlice("log", nil, "more access logs (Caddy's JSON) to look for X-Forwarded-For in")
+	c.RunE = runE(func(cmd *cobra.Command, _ []string) error {
+		file, _ := cmd.Flags().GetString("config")
+		adapter, _ := cmd.Flags().GetString("adapter")
+		logs, _ := cmd.Flags().GetStringSlice("log")
+		if file == "" {
+			return errors.New("--config: name the config file to check")
+		}
+		problems, err := Doctor(cmd.Context(), env, file, adapter, logs, cmd.OutOrStdout())
+		if err != nil {
+			return err
+		}
+		if problems > 0 {
+			return exitError{1}
+		}
+		return nil
+	})
+	return c
+}
+
+// The User-Agents of the doctor's requests.
+const (
+	doctorUA  = "robotsguard-doctor/1.0"
+	firefoxUA = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"
+	gptbotUA  = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
+)
+
+// doctor is one run of `caddy robots doctor`.
+type doctor struct {
+	env      *Caddy
+	out      io.Writer
+	logFile  string // the running copy's log
+	logAt    int64  // how far the doctor has read it
+	problems int
+	srvs     []*server // the running copy's servers
+	orig     []*server // the config's servers, as written
+}
+
+// Doctor checks the config in file (adapted with adapter, as caddy run
+// does) by running it in this process and sending real requests to each
+// site with robots_guard; logs are more access logs to read. It writes
+// its findings to out and returns the number of problems; an error means
+// that the config cannot be checked at all.
+func Doctor(ctx context.Context, env *Caddy, file, adapter string, logs []string, out io.Writer) (int, error) {
+	body, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	adapted, err := adaptFile(env, file, body, adapter)
+	if err != nil {
+		return 0, err
+	}
+	cfg, err := decodeTree(adapted)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v", file, err)
+	}
+	run, _ := decodeTree(adapted)
+	d := &doctor{env: env, out: out, orig: servers(cfg), srvs: servers(run)}
+	guards := findGuards(d.srvs)
+	if len(guards) == 0 {
+		return 0, fmt.Errorf("%s: no robots_guard handler: nothing enforces any robots.txt", file)
+	}
+	dir, err := os.MkdirTemp("", "robots-doctor")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	d.logFile = filepath.Join(dir, "caddy.log")
+	js, err := d.prepare(run, guards, dir)
+	if err != nil {
+		return 0, err
+	}
+	if err := env.Load(js); err != nil {
+		return 0, fmt.Errorf("%s: the config does not load: %v", file, err)
+	}
+	defer func() { _ = env.Stop() }()
+	for _, g := range guards {
+		d.checkSite(ctx, g)
+	}
+	d.checkProxies(guards, append(accessLogs(cfg), logs...))
+	if d.problems == 0 {
+		fmt.Fprintf(out, "\nall good: %s checked; bots are refused where robots.txt disallows, browsers are served\n", report.Plural(len(guards), "site"))
+	} else {
+		fmt.Fprintf(out, "\n%s found\n", report.Plural(d.problems, "problem"))
+	}
+	return d.problems, nil
+}
+
+// adaptFile adapts a config file as caddy run does: with the named
+// adapter, else caddyfile unless the file is JSON.
+func adaptFile(env *Caddy, file string, body []byte, adapter string) ([]byte, error) {
+	if adapter == "" && !strings.HasSuffix(strings.ToLower(file), ".json") {
+		adapter = "caddyfile"
+	}
+	if adapter == "" {
+		return body, nil
+	}
+	out, warnings, err := env.Adapt(adapter, file, body)
+	if errors.Is(err, ErrUnknownAdapter) {
+		return nil, fmt.Errorf("--adapter: unknown config adapter %q", adapter)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(os.Stderr, "%s: warning: %s\n", file, w)
+	}
+	return out, nil
+}
+
+// decodeTree decodes JSON into maps and lists, numbers as json.Number so
+// that they are written back as they were.
+func decodeTree(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+// prepare turns the config into the one the doctor runs: every server on a
+// free loopback port (the loopback upstreams and robots URLs that pointed
+// at a server follow it), plain HTTP, the admin API off, the logs in dir,
+// only the http app; each robots_guard logs every decision in full, keeps
+// its state in process and does not verify by DNS (the doctor's requests
+// come from loopback).
+func (d *doctor) prepare(run map[string]any, guards []*guardSite, dir string) ([]byte, error) {
+	moved := map[int]int{}
+	for _, s := range d.srvs {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range s.listen {
+			if p, ok := listenPort(l); ok {
+				moved[p] = port
+			}
+		}
+		s.listen = []string{"127.0.0.1:" + strconv.Itoa(port)}
+		s.raw["listen"] = []any{s.listen[0]}
+		s.raw["automatic_https"] = map[string]any{"disable": true}
+		delete(s.raw, "tls_connection_policies")
+		delete(s.raw, "listener_wrappers")
+	}
+	for _, s := range d.srvs {
+		for k, v := range s.raw {
+			if k != "listen" {
+				s.raw[k] = follow(v, moved)
+			}
+		}
+	}
+	for _, g := range guards {
+		g.handler["log_allowed"] = 1
+		g.handler["log_repeats"] = 0
+		g.handler["verify"] = map[string]any{"disabled": true}
+		delete(g.handler, "store")
+	}
+	apps, _ := run["apps"].(map[string]any)
+	run["apps"] = map[string]any{"http": apps["http"]}
+	run["admin"] = map[string]any{"disabled": true}
+	run["storage"] = map[string]any{"module": "file_system", "root": filepath.Join(dir, "storage")}
+	run["logging"] = map[string]any{"logs": map[string]any{"default": map[string]any{
+		"writer":  map[string]any{"output": "file", "filename": d.logFile},
+		"encoder": map[string]any{"format": "json"},
+		"level":   "INFO",
+	}}}
+	return json.Marshal(run)
+}
+
+// follow rewrites the loopback dial addresses and URLs in v whose port is
+// a moved server's.
+func follow(v any, moved map[int]int) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			v[k] = follow(x, moved)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = follow(x, moved)
+		}
+	case string:
+		port, ok := loopbackPort(v)
+		to, moving := moved[port]
+		if !ok || !moving {
+			return v
+		}
+		if u, err := url.Parse(v); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+			u.Scheme, u.Host = "http", net.JoinHostPort("127.0.0.1", strconv.Itoa(to))
+			return u.String()
+		}
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(to))
+	}
+	return v
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// answer is one response the doctor got.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+	err    error
+	// entry is the robots_guard decision logged for the request, nil when
+	// the request never reached a robots_guard.
+	entry *report.Entry
+	// messages are the module's other log messages since the last request.
+	messages []*report.Entry
+}
+
+// get sends GET path with ua to the site, as its Host, and returns the
+// answer with the decision logged for it.
+func (d *doctor) get(ctx context.Context, g *guardSite, path, ua string) answer {
+	addr := d.server(g.server).listen[0]
+	client := &http.Client{
+		Timeout: 20 * time.Second,
+		Transport: &http.Transport{
+			DisableKeepAlives: true,
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, network, addr)
+			},
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	var a answer
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+g.host()+path, nil)
+	if err != nil {
+		a.err = err
+		return a
+	}
+	req.Header.Set("User-Agent", ua)
+	resp, err := client.Do(req)
+	if err != nil {
+		a.err = err
+	} else {
+		a.status, a.header = resp.StatusCode, resp.Header
+		a.body, a.err = io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+		resp.Body.Close()
+	}
+	for _, e := range d.readLog() {
+		switch {
+		case e.IsDecision() && e.UserAgent == ua && e.URI == path && a.entry == nil:
+			a.entry = e
+		case e.IsModuleMessage():
+			a.messages = append(a.messages, e)
+		}
+	}
+	return a
+}
+
+// readLog returns the log entries written since it was last called.
+func (d *doctor) readLog() []*report.Entry {
+	f, err := os.Open(d.logFile)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(d.logAt, io.SeekStart); err != nil {
+		return nil
+	}
+	var out []*report.Entry
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			break // a line not yet ended is read next time
+		}
+		d.logAt += int64(len(line))
+		var e report.Entry
+		if json.Unmarshal(line, &e) == nil {
+			out = append(out, &e)
+		}
+	}
+	return out
+}
+
+func (d *doctor) server(name string) *server {
+	for _, s := range d.srvs {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// problem reports a problem: what is wrong, why, and the fix.
+func (d *doctor) problem(format string, args ...any) {
+	d.problems++
+	fmt.Fprintf(d.out, "  PROBLEM: %s\n", indent(fmt.Sprintf(format, args...)))
+}
+
+func (d *doctor) ok(format string, args ...any) {
+	fmt.Fprintf(d.out, "  ok: %s\n", fmt.Sprintf(format, args...))
+}
+
+func (d *doctor) note(format string, args ...any) {
+	fmt.Fprintf(d.out, "  note: %s\n", indent(fmt.Sprintf(format, args...)))
+}
+
+// indent indents the lines after the first of a finding.
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
+
+// checkSite sends the site its requests and reports what they show.
+func (d *doctor) checkSite(ctx context.Context, g *guardSite) {
+	fmt.Fprintf(d.out, "site %s (server %s, listening on %s)\n", g.name(), g.server, strings.Join(g.listen, ", "))
+	// The module's messages of the start (a robots.txt it cannot read).
+	d.reportMessages(d.startMessages(ctx, g))
+	served := d.get(ctx, g, "/robots.txt", doctorUA)
+	d.reportMessages(served.messages)
+	robots, p := d.robots(ctx, g, served)
+	// A browser first: the bot's refusal must not be what a browser sees.
+	d.checkBrowser(g, d.get(ctx, g, "/", firefoxUA))
+	if p == nil {
+		return
+	}
+	token, ua, path := pickProbe(p, robots, g)
+	if path == "" && len(g.matchers) > 0 {
+		d.problem("robots_guard runs only for requests that match %s, and nothing that its robots.txt disallows is among them:\n"+
+			"bots read the disallowed paths unchecked. Fix: drop the matcher (robots_guard { ... } guards the whole site), or widen it.", strings.Join(g.matchers, " and "))
+		return
+	}
+	if path == "" {
+		d.problem("the robots.txt robots_guard enforces disallows nothing for any crawler (traps aside): there is nothing to refuse.\n" +
+			"Name the site's robots.txt with the robots option (robots /srv/www/robots.txt, or robots http://127.0.0.1:3000/robots.txt\n" +
+			"for an application), or add block_class ai to shut AI crawlers out.")
+		return
+	}
+	d.checkBot(g, token, path, d.get(ctx, g, path, ua))
+}
+
+// startMessages returns the module's messages of the config's start; for a
+// robots.txt read from a URL it waits, up to 5 seconds, for the first
+// fetch's outcome.
+func (d *doctor) startMessages(ctx context.Context, g *guardSite) []*report.Entry {
+	var msgs []*report.Entry
+	remote := strings.HasPrefix(g.config.Robots, "http://") || strings.HasPrefix(g.config.Robots, "https://")
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		for _, e := range d.readLog() {
+			if e.IsModuleMessage() {
+				msgs = append(msgs, e)
+			}
+		}
+		done := !remote || slices.ContainsFunc(msgs, func(e *report.Entry) bool { return strings.HasPrefix(e.Msg, "robots.txt") })
+		if done || time.Now().After(deadline) || ctx.Err() != nil {
+			return msgs
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// reportMessages reports the module's warnings and errors as problems.
+func (d *doctor) reportMessages(msgs []*report.Entry) {
+	for _, e := range msgs {
+		if e.Level != "warn" && e.Level != "error" {
+			continue
+		}
+		var extra map[string]any
+		detail := ""
+		if b, err := json.Marshal(e); err == nil && json.Unmarshal(b, &extra) == nil {
+			for _, k := range []string{"file", "url", "error"} {
+				if v, ok := extra[k].(string); ok && v != "" {
+					detail += fmt.Sprintf(" (%s: %s)", k, v)
+				}
+			}
+		}
+		d.problem("robots_guard logs at %s: %s%s", e.Level, e.Msg, detail)
+	}
+}
+
+// robots reports which robots.txt the guard enforces and returns it with
+// its policy (nil when it cannot be read).
+func (d *doctor) robots(ctx context.Context, g *guardSite, served answer) (*policy.Robots, *policy.Policy) {
+	source := "robots.txt: "
+	switch r := g.config.Robots; {
+	case r == "":
+		source += "no robots line: robots_guard serves its own robots.txt (with the site's, where it reads it)"
+	case strings.HasPrefix(r, "http://") || strings.HasPrefix(r, "https://"):
+		source += "fetched from " + r
+	default:
+		source += "the file " + r
+	}
+	var body []byte
+	switch {
+	case served.err == nil && served.header.Get("X-Robots-Guard-Served") != "":
+		body = served.body
+		source += fmt.Sprintf(", served by robots_guard (%s)", served.header.Get("X-Robots-Guard-Served"))
+	default:
+		// Not served by the guard: read as the handler reads it.
+		raw := maps.Clone(g.handler)
+		delete(raw, "handler")
+		b, _ := json.Marshal(raw)
+		site, err := d.env.Site(b)
+		if err != nil {
+			d.problem("robots_guard's settings cannot be read: %v", err)
+			return nil, nil
+		}
+		ck, err := NewChecker(site, netip.MustParseAddr("127.0.0.1"))
+		if err != nil {
+			d.problem("robots_guard's settings cannot be read: %v", err)
+			return nil, nil
+		}
+		data, err := site.Robots(ctx)
+		if err != nil {
+			d.problem("robots.txt cannot be read: %v", err)
+			return nil, nil
+		}
+		p := ck.Policy(data)
+		why := "serve_robots is off"
+		if g.config.ServeRobots == nil || *g.config.ServeRobots {
+			why = fmt.Sprintf("GET /robots.txt was answered by another handler (%s)", status(served))
+		}
+		fmt.Fprintf(d.out, "  %s; not served by robots_guard: %s\n", source, why)
+		return p.Robots(), p
+	}
+	r := policy.Parse(body)
+	rules := 0
+	for _, grp := range r.Groups {
+		rules += len(grp.Rules)
+	}
+	fmt.Fprintf(d.out, "  %s: %s, %s\n", source, report.Plural(len(r.Groups), "group"), report.Plural(rules, "rule"))
+	return r, policy.Compile(r)
+}
+
+// status describes an answer's status.
+func status(a answer) string {
+	if a.err != nil {
+		return a.err.Error()
+	}
+	return fmt.Sprintf("%d %s", a.status, http.StatusText(a.status))
+}
+
+// pickProbe returns a bot and a path that robots.txt disallows for it,
+// which the guard's matchers let through and which is no trap: GPTBot
+// where the file disallows it something, else the first token of the
+// file's groups that it disallows something.
+//
+// A path that the guard's path matchers let through comes first; where
+// none is, one that they do not (the guard will not see it: the doctor
+// says so). token is the bot's name as the file writes it ("GPTBot").
+func pickProbe(p *policy.Policy, r *policy.Robots, g *guardSite) (token, ua, path string) {
+	type bot struct{ token, name, ua string }
+	candidates := []bot{{"gptbot", "GPTBot", gptbotUA}}
+	for _, grp := range r.Groups {
+		for _, a := range grp.Agents {
+			if t := a.Token(); t != "*" && t != "" && t != "gptbot" {
+				candidates = append(candidates, bot{t, a.Name, a.Name + "/1.0"})
+			}
+		}
+	}
+	uncovered := bot{}
+	for _, c := range candidates {
+		if slices.Contains(g.config.AllowTokens, c.token) {
+			continue
+		}
+		for _, grp := range r.Groups {
+			for _, rule := range grp.Rules {
+				path := concretePath(rule.Pattern)
+				trap := slices.ContainsFunc(g.config.Traps, func(t string) bool { return strings.HasPrefix(path, concretePath(t)) })
+				if rule.Allow || path == "" || trap || p.Match([]string{c.token}, path).Allowed {
+					continue
+				}
+				if g.covers(path) {
+					return c.name, c.ua, path
+				}
+				if uncovered.ua == "" {
+					uncovered, uncovered.token = c, path
+				}
+			}
+		}
+	}
+	return uncovered.name, uncovered.ua, uncovered.token
+}
+
+// concretePath returns a path that a robots.txt pattern matches: its
+// wildcards as "x", without the end anchor.
+func concretePath(pattern string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(pattern, "$"), "*", "x")
+}
+
+// checkBrowser checks that a browser is served content.
+func (d *doctor) checkBrowser(g *guardSite, a answer) {
+	switch {
+	case a.err != nil:
+		d.problem("GET / with a browser's User-Agent failed: %v", a.err)
+	case a.header.Get("X-Robots-Guard") != "":
+		d.problem("a browser (Firefox) was refused GET /: %s, X-Robots-Guard: %s.\nrobots_guard never refuses browsers by robots.txt; see the reason above (an allow_ip, a block of the doctor's address?)", status(a), a.header.Get("X-Robots-Guard"))
+	case a.status == http.StatusOK && len(a.body) == 0:
+		d.problem("GET / came back 200 with an empty body: the backend answered nothing.%s", d.emptyCause(g))
+	case a.status >= 300 && a.status < 400:
+		d.ok("a browser (Firefox) is redirected from / to %s (%d)", a.header.Get("Location"), a.status)
+	case a.status >= 400:
+		d.problem("a browser (Firefox) got %s for GET /, from the site itself (not robots_guard): the doctor cannot check that people are served", status(a))
+	default:
+		d.ok("a browser (Firefox) is served / (%s, %s)", status(a), report.Plural(len(a.body), "byte"))
+	}
+}
+
+// emptyCause explains an empty 200: a reverse_proxy to a site of this
+// config that answers only other hosts.
+func (d *doctor) emptyCause(g *guardSite) string {
+	srv := d.origServer(g.server)
+	if srv == nil {
+		return ""
+	}
+	for _, up := range upstreams(srv.routes) {
+		back := serverAt(d.orig, up.dial)
+		if back == nil {
+			continue
+		}
+		hosts, all := siteHosts(back)
+		sent := up.host
+		if sent == "" {
+			sent = g.host() // reverse_proxy passes the request's Host on
+		}
+		if all && !slices.ContainsFunc(hosts, func(h string) bool { return hostMatches(h, sent) }) {
+			port, _ := loopbackPort(up.dial)
+			return fmt.Sprintf("\nreverse_proxy sends Host: %s to %s, and the site there (server %s) answers only host %s:\n"+
+				"no route matches, and Caddy answers a request that no route handles with 200 and an empty body.\n"+
+				"Fix: write the backend site by its port,\n    :%d {\n        bind 127.0.0.1\n        ...\n    }\n"+
+				"not as http://%s:%d { ... } (or have the proxy send the backend's name: header_up Host {upstream_hostport}).",
+				sent, up.dial, back.name, strings.Join(hosts, ", "), port, hosts[0], port)
+		}
+	}
+	return "\nCheck that the backend serves GET / (an application that answers nothing, a route that handles nothing)."
+}
+
+func (d *doctor) origServer(name string) *server {
+	for _, s := range d.orig {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// checkBot checks that the bot is refused the disallowed path, and says
+// why not.
+func (d *doctor) checkBot(g *guardSite, token, path string, a answer) {
+	e := a.entry
+	switch {
+	case a.err != nil:
+		d.problem("GET %s as %s failed: %v", path, token, a.err)
+	case e == nil:
+		d.problem("robots_guard is never reached: %s got GET %s, which robots.txt disallows for it, with %s,\nand no robots_guard saw the request.%s",
+			token, path, status(a), d.unreachedCause(g, path))
+	case e.DryRun:
+		d.ok("%s would be refused %s (%s), but mode is dry_run: nothing is refused until mode enforce", token, path, e.Reason)
+	case e.Action == "allow":
+		d.problem("%s was let through GET %s, which robots.txt disallows for it: robots_guard decided %s.%s", token, path, orNone(e.Reason), allowCause(g, e))
+	default:
+		rule := ""
+		if e.Rule != "" {
+			rule = fmt.Sprintf("; robots.txt line %d: %s", e.RuleLine, e.Rule)
+		}
+		d.ok("%s is refused %s (%s, %s%s)", token, path, status(a), e.Reason, rule)
+	}
+}
+
+func orNone(reason string) string {
+	if reason == "" {
+		return "an ordinary allow"
+	}
+	return reason
+}
+
+// allowCause explains why a reached guard allowed a disallowed path.
+func allowCause(g *guardSite, e *report.Entry) string {
+	if e.Reason == "allowlisted" {
+		return "\nallow_ip covers 127.0.0.1, the doctor's address (allow_ips: " + strings.Join(g.config.AllowIPs, ", ") + "): the doctor cannot check refusals."
+	}
+	return ""
+}
+
+// unreachedCause explains why the guard never saw a request.
+func (d *doctor) unreachedCause(g *guardSite, path string) string {
+	switch {
+	case g.after != "":
+		return fmt.Sprintf("\nIt comes after %s in the same route: %s answers every request, and the handlers after it never run.\n"+
+			"Fix: put robots_guard first in the route, route { robots_guard { ... }; %s },\n"+
+			"or drop the route block: outside one, Caddy orders robots_guard before %s by itself.", g.after, g.after, g.after, g.after)
+	case len(g.matchers) > 0 && !g.covers(path):
+		return fmt.Sprintf("\nIt runs only for requests that match %s, and GET %s does not.\n"+
+			"Fix: drop the matcher (robots_guard { ... } guards the whole site), or widen it.", strings.Join(g.matchers, " and "), path)
+	case len(g.matchers) > 0:
+		return fmt.Sprintf("\nIt runs only for requests that match %s: the doctor's request did not.", strings.Join(g.matchers, " and "))
+	}
+	return "\nAnother route of the site answers the request before it (a handle block, a route, a redir or respond that comes first)."
+}
+
+// checkProxies reports X-Forwarded-For that arrives, in the access logs,
+// from peers that the servers of the guards do not trust; without such a
+// log it notes the loopback-only servers that trust no proxy.
+func (d *doctor) checkProxies(guards []*guardSite, logs []string) {
+	type peer struct {
+		srv  *server
+		addr string
+	}
+	seen := map[peer]int{}
+	var order []peer
+	where := map[peer]string{}
+	read := 0
+	for _, name := range logs {
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		read++
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			var e struct {
+				Logger  string `json:"logger"`
+				Request struct {
+					RemoteIP string              `json:"remote_ip"`
+					Host     string              `json:"host"`
+					Headers  map[string][]string `json:"headers"`
+				} `json:"request"`
+			}
+			if json.Unmarshal(sc.Bytes(), &e) != nil || !strings.HasPrefix(e.Logger, "http.log.access") {
+				continue
+			}
+			xff := ""
+			for k, v := range e.Request.Headers {
+				if strings.EqualFold(k, "X-Forwarded-For") && len(v) > 0 {
+					xff = v[0]
+				}
+			}
+			addr, err := netip.ParseAddr(e.Request.RemoteIP)
+			if xff == "" || err != nil {
+				continue
+			}
+			for _, g := range guards {
+				srv := d.origServer(g.server)
+				if srv == nil || len(g.hosts) > 0 && !slices.ContainsFunc(g.hosts, func(h string) bool { return hostMatches(h, e.Request.Host) }) || srv.trusts(addr) {
+					continue
+				}
+				k := peer{srv, addr.String()}
+				if seen[k] == 0 {
+					order = append(order, k)
+					where[k] = name
+				}
+				seen[k]++
+				break
+			}
+		}
+		f.Close()
+	}
+	fmt.Fprintln(d.out, "proxies")
+	for _, k := range order {
+		d.problem("X-Forwarded-For arrives from %s (%s in %s), which server %s does not trust (trusted_proxies):\n"+
+			"robots_guard sees every client behind that proxy as %s, so one trapped or rude bot gets them all refused.\n"+
+			"Fix, in the global options: servers { trusted_proxies static %s; trusted_proxies_strict }",
+			k.addr, report.Plural(seen[k], "request"), where[k], k.srv.name, k.addr, k.addr)
+	}
+	if read == 0 {
+		fmt.Fprintln(d.out, "  note: no access log to look for X-Forwarded-For in (add log to the site, or --log FILE)")
+	} else if len(order) == 0 {
+		d.ok("no X-Forwarded-For from an untrusted peer in %s", report.Plural(read, "access log"))
+	}
+	for _, s := range d.orig {
+		if s.raw["trusted_proxies"] == nil && loopbackOnly(s.listen) && slices.ContainsFunc(guards, func(g *guardSite) bool { return g.server == s.name }) {
+			d.note("server %s listens on loopback only and trusts no proxy: if a proxy forwards to it, every client is the proxy's address to robots_guard; set trusted_proxies", s.name)
+		}
+	}
+}
+
+// accessLogs returns the files the config's logs write.
+func accessLogs(cfg map[string]any) []string {
+	logs, _ := dig(cfg, "logging", "logs").(map[string]any)
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(logs)) {
+		if w, _ := dig(logs[name], "writer").(map[string]any); w != nil && w["output"] == "file" {
+			if f, ok := w["filename"].(string); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
