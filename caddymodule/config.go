@@ -56,15 +56,21 @@ func (h *Handler) checkConfig() (*settings, error) {
 	orig := *h
 	s, err := h.check()
 	if err != nil {
-		return nil, field.Join("robots_guard: ", field.All(&orig, func(c *Handler) error { _, err := c.check(); return err }, field.Dependents))
+		return nil, field.Join("robots_guard: ", orig.allErrors())
 	}
 	return s, nil
+}
+
+// allErrors returns every bad value of the configuration (field.All).
+func (h *Handler) allErrors() []error {
+	return field.All(h, func(c *Handler) error { _, err := c.check(); return err }, field.Dependents)
 }
 
 // UnmarshalJSON decodes the handler's JSON config as Caddy does (unknown
 // fields are errors) and, when a field does not decode, reports every
 // field that does not, by its JSON path and in plain words
-// (field.Decode), with the bad values of the others (checkConfig).
+// (field.Decode), with the bad values of the others, in the order of the
+// fields.
 func (h *Handler) UnmarshalJSON(b []byte) error {
 	type plain Handler
 	err := field.Decode(b, (*plain)(h), caddy.StrictUnmarshalJSON)
@@ -72,8 +78,7 @@ func (h *Handler) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	c := *h
-	_, cerr := c.checkConfig()
-	return errors.Join(field.Join("robots_guard: ", field.Split(err)), cerr)
+	return field.Join("robots_guard: ", field.Sort[Handler](append(field.Split(err), c.allErrors()...)))
 }
 
 // check is checkConfig without the "robots_guard: " its errors get.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,9 +21,7 @@ import (
 //
 // The errors are those of check, *Error where check's are, with the
 // paths of v (an element dropped from a list does not shift the others'),
-// in the order of v's JSON fields (for a struct, the order of its
-// declaration, the documentation's). check may return several errors
-// joined (errors.Join).
+// sorted by [Sort]. check may return several errors joined (errors.Join).
 func All[T any](v *T, check func(*T) error, dependents map[string][]string) []error {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -88,11 +87,33 @@ func All[T any](v *T, check func(*T) error, dependents map[string][]string) []er
 			break
 		}
 	}
-	order := keyOrder(data)
-	slices.SortStableFunc(out, func(a, b error) int {
-		return rank(a, order) - rank(b, order)
-	})
-	return out
+	return Sort[T](out)
+}
+
+// Sort sorts errs, stably, by the place of the fields they name among the
+// JSON fields of struct type T (the order of its declaration, the
+// documentation's); errors that name no field of T come last.
+func Sort[T any](errs []error) []error {
+	t := reflect.TypeFor[T]()
+	order := map[string]int{}
+	for i, f := range reflect.VisibleFields(t) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		order[name] = i
+	}
+	rank := func(err error) int {
+		var fe *Error
+		if errors.As(err, &fe) {
+			if i, ok := order[topLevel(fe.Path)]; ok {
+				return i
+			}
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(errs, func(a, b error) int { return rank(a) - rank(b) })
+	return errs
 }
 
 // Split returns the errors joined in err (errors.Join), or err alone;
@@ -187,24 +208,3 @@ func topLevel(path string) string {
 	return path
 }
 
-// keyOrder returns the top-level keys of the JSON object data, by their
-// place in it.
-func keyOrder(data []byte) map[string]int {
-	order := map[string]int{}
-	for key := range members(data) {
-		order[key] = len(order)
-	}
-	return order
-}
-
-// rank places an error by its field's top-level key; errors that name no
-// field come last.
-func rank(err error, order map[string]int) int {
-	var fe *Error
-	if errors.As(err, &fe) {
-		if i, ok := order[topLevel(fe.Path)]; ok {
-			return i
-		}
-	}
-	return len(order)
-}
