@@ -207,4 +207,3 @@ func topLevel(path string) string {
 	}
 	return path
 }
-
