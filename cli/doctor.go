@@ -230,7 +230,9 @@ func (d *doctor) prepare(run map[string]any, guards []*guardSite, dir string) ([
 	}
 	apps, _ := run["apps"].(map[string]any)
 	run["apps"] = map[string]any{"http": apps["http"]}
-	run["admin"] = map[string]any{"disabled": true}
+	// No admin API, and no autosave: the running server's --resume
+	// config stays its own.
+	run["admin"] = map[string]any{"disabled": true, "config": map[string]any{"persist": false}}
 	run["storage"] = map[string]any{"module": "file_system", "root": filepath.Join(dir, "storage")}
 	run["logging"] = map[string]any{"logs": map[string]any{"default": map[string]any{
 		"writer":  map[string]any{"output": "file", "filename": d.logFile},
@@ -686,7 +688,7 @@ func (d *doctor) checkProxies(guards []*guardSite, logs []string) {
 		if err != nil {
 			continue
 		}
-		read++
+		access := false
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 4<<20)
 		for sc.Scan() {
@@ -701,6 +703,7 @@ func (d *doctor) checkProxies(guards []*guardSite, logs []string) {
 			if json.Unmarshal(sc.Bytes(), &e) != nil || !strings.HasPrefix(e.Logger, "http.log.access") {
 				continue
 			}
+			access = true
 			xff := ""
 			for k, v := range e.Request.Headers {
 				if strings.EqualFold(k, "X-Forwarded-For") && len(v) > 0 {
@@ -726,6 +729,9 @@ func (d *doctor) checkProxies(guards []*guardSite, logs []string) {
 			}
 		}
 		f.Close()
+		if access {
+			read++
+		}
 	}
 	fmt.Fprintln(d.out, "proxies")
 	for _, k := range order {
@@ -735,7 +741,7 @@ func (d *doctor) checkProxies(guards []*guardSite, logs []string) {
 			k.addr, report.Plural(seen[k], "request"), where[k], k.srv.name, k.addr, k.addr)
 	}
 	if read == 0 {
-		fmt.Fprintln(d.out, "  note: no access log to look for X-Forwarded-For in (add log to the site, or --log FILE)")
+		d.note("no access log to look for X-Forwarded-For in (add log to the site, or --log FILE)")
 	} else if len(order) == 0 {
 		d.ok("no X-Forwarded-For from an untrusted peer in %s", report.Plural(read, "access log"))
 	}
