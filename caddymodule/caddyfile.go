@@ -13,7 +13,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
-	"github.com/dustin/go-humanize"
 
 	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/uaclass"
@@ -166,12 +165,9 @@ func readOptions(h *Handler, r *optionReader, nesting int, table map[string]cadd
 		if err != nil {
 			r.errs.Add(d.Line(), err)
 			// Skip the rest of the option: its line, and the block it is
-			// in or opens.
-			for d.NextArg() {
-			}
-			for d.Nesting() > nesting+1 && d.NextBlock(nesting+1) {
-			}
-			for n := d.Nesting(); d.NextBlock(n); {
+			// in or opens, up to the next option.
+			d.RemainingArgs()
+			for d.NextBlock(nesting + 1) {
 			}
 		}
 	}
@@ -634,17 +630,11 @@ func (r *optionReader) size(to *int) error {
 	if err := r.one(&s); err != nil {
 		return err
 	}
-	n, err := humanize.ParseBytes(s)
+	n, err := field.Size(s)
 	if err != nil {
-		return r.errf("'%s' is not a size (e.g. 4MiB)", s)
+		return r.errf("%v", err)
 	}
-	if n == 0 {
-		return r.errf("must be above 0, got %s", s)
-	}
-	if n > math.MaxInt {
-		return r.errf("%s is too large", s)
-	}
-	*to = int(n)
+	*to = n
 	return nil
 }
 

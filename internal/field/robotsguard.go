@@ -3,10 +3,13 @@ package field
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // DurationFloors are the least durations that make sense in robots_guard's
@@ -84,4 +87,19 @@ func Join(prefix string, errs []error) error {
 		errs[i] = fmt.Errorf("%s%w", prefix, e)
 	}
 	return errors.Join(errs...)
+}
+
+// Size reads a size with units as Caddy's own options take them ("4MiB",
+// "512KB", "1048576"), above zero.
+func Size(s string) (int, error) {
+	n, err := humanize.ParseBytes(s)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("'%s' is not a size (e.g. 4MiB)", s)
+	case n == 0:
+		return 0, fmt.Errorf("must be above 0, got %s", s)
+	case n > math.MaxInt:
+		return 0, fmt.Errorf("%s is too large", s)
+	}
+	return int(n), nil
 }
