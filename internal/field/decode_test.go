@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +188,26 @@ func TestRobotsFileArg(t *testing.T) {
 	for arg, want := range map[string]bool{"/srv/www/robots.txt": true, "/Robots.TXT": true, "/etc/hostname": true, "/blog/*": false, "/etc": false, "robots.txt": false, "@bots": false} {
 		if got := RobotsFileArg(arg); got != want {
 			t.Errorf("RobotsFileArg(%q) = %v", arg, got)
+		}
+	}
+}
+
+// TestTablesDocumented: docs/troubleshooting.md lists every duration floor
+// and every Caddyfile spelling of a JSON name.
+func TestTablesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/troubleshooting.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, least := range DurationFloors {
+		col := map[time.Duration]string{time.Millisecond: "at least 1ms", time.Second: "at least 1s"}[least]
+		if col == "" || !strings.Contains(string(doc), "`"+path+"`") {
+			t.Errorf("docs/troubleshooting.md lacks the floor of %s (%v)", path, least)
+		}
+	}
+	for name, spelling := range CaddyfileSpellings {
+		if !strings.Contains(string(doc), "`"+name+"`") || !strings.Contains(string(doc), "`"+strings.Fields(spelling)[0]+" ") {
+			t.Errorf("docs/troubleshooting.md lacks the spelling of %s (%s)", name, spelling)
 		}
 	}
 }
