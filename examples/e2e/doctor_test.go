@@ -25,7 +25,7 @@ func doctorSite(t *testing.T) (dir, site string) {
 // output and exit status.
 func doctor(t *testing.T, dir, name, config string, args ...string) (string, int) {
 	t.Helper()
-	file := writeFile(t, dir, name, config)
+	file := writeTestFile(t, dir, name, config)
 	return caddyCmd(t, dir, append([]string{"robots", "doctor", "--config", file}, args...)...)
 }
 
@@ -175,7 +175,7 @@ func TestDoctorTrustedProxies(t *testing.T) {
 			front, proxy := freePort(t), freePort(t)
 			access := filepath.Join(dir, "access.log")
 			decisions := filepath.Join(dir, "robots_guard.log")
-			config := writeFile(t, dir, "Caddyfile", fmt.Sprintf(`{
+			config := writeTestFile(t, dir, "Caddyfile", fmt.Sprintf(`{
 	admin off
 	log robots_guard {
 		output file %s

@@ -35,8 +35,8 @@ func caddyCmd(t *testing.T, dir string, args ...string) (string, int) {
 	return string(out), code
 }
 
-// writeFile writes a file of the test's directory and returns its path.
-func writeFile(t *testing.T, dir, name, content string) string {
+// writeTestFile writes a file of the test's directory and returns its path.
+func writeTestFile(t *testing.T, dir, name, content string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -55,8 +55,8 @@ func writeFile(t *testing.T, dir, name, content string) string {
 func TestMistakeDirectiveLine(t *testing.T) {
 	need(t)
 	dir := t.TempDir()
-	robots := writeFile(t, dir, "www/robots.txt", "User-agent: *\nDisallow: /admin/\n")
-	bad := writeFile(t, dir, "bad.Caddyfile", fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard %s\n\troot * %s\n\tfile_server\n}\n", freePort(t), robots, filepath.Dir(robots)))
+	robots := writeTestFile(t, dir, "www/robots.txt", "User-agent: *\nDisallow: /admin/\n")
+	bad := writeTestFile(t, dir, "bad.Caddyfile", fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard %s\n\troot * %s\n\tfile_server\n}\n", freePort(t), robots, filepath.Dir(robots)))
 	want := fmt.Sprintf("robots_guard: '%s' would be read as a request matcher (only requests for that path would be guarded); name the robots.txt file in the block: robots_guard { robots %s }, at %s:3", robots, robots, bad)
 	for _, cmd := range []string{"validate", "adapt"} {
 		out, code := caddyCmd(t, dir, cmd, "--config", bad)
@@ -64,12 +64,12 @@ func TestMistakeDirectiveLine(t *testing.T) {
 			t.Errorf("caddy %s of robots_guard %s: exit %d\n%s\nwant %q", cmd, robots, code, out, want)
 		}
 	}
-	good := writeFile(t, dir, "good.Caddyfile", fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard {\n\t\trobots %s\n\t}\n\troot * %s\n\tfile_server\n}\n", freePort(t), robots, filepath.Dir(robots)))
+	good := writeTestFile(t, dir, "good.Caddyfile", fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard {\n\t\trobots %s\n\t}\n\troot * %s\n\tfile_server\n}\n", freePort(t), robots, filepath.Dir(robots)))
 	if out, code := caddyCmd(t, dir, "validate", "--config", good); code != 0 || !strings.Contains(out, "Valid configuration") {
 		t.Errorf("caddy validate with robots in the block: exit %d\n%s", code, out)
 	}
 	// A real path matcher keeps working: the guard covers /blog/* only.
-	blog := writeFile(t, dir, "blog.Caddyfile", fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard /blog/* {\n\t\trobots %s\n\t}\n\tfile_server\n}\n", freePort(t), robots))
+	blog := writeTestFile(t, dir, "blog.Caddyfile", fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard /blog/* {\n\t\trobots %s\n\t}\n\tfile_server\n}\n", freePort(t), robots))
 	out, code := caddyCmd(t, dir, "adapt", "--config", blog)
 	if code != 0 || !strings.Contains(out, `"match":[{"path":["/blog/*"]}],"handle":[{"handler":"robots_guard"`) {
 		t.Errorf("caddy adapt of robots_guard /blog/*: exit %d\n%s", code, out)
@@ -89,7 +89,7 @@ func TestMistakeJSONDurations(t *testing.T) {
 		return fmt.Sprintf(`{"admin": {"disabled": true}, "apps": {"http": {"servers": {"s": {"listen": ["127.0.0.1:%d"],
 			"routes": [{"handle": [{"handler": "robots_guard", "verify": {"disabled": true}, %s}]}]}}}}}`, freePort(t), handler)
 	}
-	bad := writeFile(t, dir, "bad.json", config(`"crawl_delay": 2, "cooldown": 900, "rates": {"script": "1"}, "store": "redis://127.0.0.1:6379", "block_class": ["ai"]`))
+	bad := writeTestFile(t, dir, "bad.json", config(`"crawl_delay": 2, "cooldown": 900, "rates": {"script": "1"}, "store": "redis://127.0.0.1:6379", "block_class": ["ai"]`))
 	wants := []string{ // in the order of the fields' documentation
 		`robots_guard: crawl_delay: must be at least 1ms, got 2ns (JSON numbers are nanoseconds; write \"2s\")`,
 		`robots_guard: rates.script: \"1\" has no unit: write \"1s\" for seconds, \"1ms\" for milliseconds`,
@@ -109,7 +109,7 @@ func TestMistakeJSONDurations(t *testing.T) {
 			t.Errorf("caddy %s shows Go's message:\n%s", cmd, out)
 		}
 	}
-	good := writeFile(t, dir, "good.json", config(`"crawl_delay": "2s", "cooldown": "15m", "rates": {"script": "1s"}, "block_classes": ["ai"]`))
+	good := writeTestFile(t, dir, "good.json", config(`"crawl_delay": "2s", "cooldown": "15m", "rates": {"script": "1s"}, "block_classes": ["ai"]`))
 	if out, code := caddyCmd(t, dir, "validate", "--config", good); code != 0 || !strings.Contains(out, "Valid configuration") {
 		t.Errorf("caddy validate with units: exit %d\n%s", code, out)
 	}
@@ -121,7 +121,7 @@ func TestMistakeJSONDurations(t *testing.T) {
 func TestMistakeCaddyfileNames(t *testing.T) {
 	need(t)
 	dir := t.TempDir()
-	writeFile(t, dir, "Caddyfile", fmt.Sprintf(`:%d {
+	writeTestFile(t, dir, "Caddyfile", fmt.Sprintf(`:%d {
 	bind 127.0.0.1
 	robots_guard {
 		tarpit 10s
@@ -147,7 +147,7 @@ func TestMistakeCaddyfileNames(t *testing.T) {
 			t.Errorf("caddy %s: exit %d\n%s\nwant\n%s", cmd, code, out, got)
 		}
 	}
-	good := writeFile(t, dir, "good.Caddyfile", fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard {\n\t\ttarpit 10s 50\n\t\tblock_class ai\n\t\tcooldown 15m 1h\n\t}\n\tfile_server\n}\n", freePort(t)))
+	good := writeTestFile(t, dir, "good.Caddyfile", fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard {\n\t\ttarpit 10s 50\n\t\tblock_class ai\n\t\tcooldown 15m 1h\n\t}\n\tfile_server\n}\n", freePort(t)))
 	if out, code := caddyCmd(t, dir, "validate", "--config", good); code != 0 {
 		t.Errorf("caddy validate with the Caddyfile spellings: exit %d\n%s", code, out)
 	}
@@ -165,7 +165,7 @@ func TestMistakeReportFilter(t *testing.T) {
 	for i := range 5 {
 		fmt.Fprintf(&log, `{"level":"info","ts":%d,"logger":"http.handlers.robots_guard","msg":"request refused","client_ip":"192.0.2.%d","user_agent":"GPTBot/1.2","class":"ai","tokens":["gptbot"],"method":"GET","host":"example.com","uri":"/admin/","action":"deny","reason":"disallowed","group":"*"}`+"\n", 1_800_000_000+i, i+1)
 	}
-	logFile := writeFile(t, dir, "robots_guard.log", log.String())
+	logFile := writeTestFile(t, dir, "robots_guard.log", log.String())
 	out, code := caddyCmd(t, dir, "robots", "report", "--reason", "disallow", logFile)
 	want := `--reason: unknown reason "disallow" (did you mean 'disallowed'?); want one of none, robots_txt, allowlisted, disallowed, crawl_delay, rate, address_rate, blocked_client, trap, bad_agent, impostor, blocked_class, invalid_request, content_usage`
 	if code != 1 || !strings.Contains(out, want) || strings.Contains(out, "filtered out") {
