@@ -43,9 +43,11 @@ func Decode(data []byte, v any, decode func([]byte, any) error) error {
 			good[key] = raw
 		}
 	}
-	rest, _ := json.Marshal(good)
-	reflect.ValueOf(v).Elem().SetZero()
-	_ = decode(rest, v)
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rest, _ := json.Marshal(good)
+		rv.Elem().SetZero()
+		_ = decode(rest, v)
+	}
 	return errors.Join(errs...)
 }
 
