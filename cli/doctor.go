@@ -142,6 +142,11 @@ func Doctor(ctx context.Context, env *Caddy, file, adapter string, logs []string
 		return 0, fmt.Errorf("%s: the config does not load: %v", file, err)
 	}
 	defer func() { _ = env.Stop() }()
+	if msgs := d.startMessages(ctx, guards); len(msgs) > 0 {
+		// A robots.txt a guard cannot read, before any request.
+		fmt.Fprintln(out, "start")
+		d.reportMessages(msgs)
+	}
 	for _, g := range guards {
 		d.checkSite(ctx, g)
 	}
@@ -287,9 +292,9 @@ type answer struct {
 	err    error
 	// entry is the robots_guard decision logged for the request, nil when
 	// the request never reached a robots_guard.
-	entry *report.Entry
+	entry *logLine
 	// messages are the module's other log messages since the last request.
-	messages []*report.Entry
+	messages []*logLine
 }
 
 // get sends GET path with ua to the site, as its Host, and returns the
@@ -323,7 +328,7 @@ func (d *doctor) get(ctx context.Context, g *guardSite, path, ua string) answer 
 	}
 	for _, e := range d.readLog() {
 		switch {
-		case e.IsDecision() && e.UserAgent == ua && e.URI == path && a.entry == nil:
+		case e.IsDecision() && e.UserAgent == ua && e.URI == req.URL.RequestURI() && a.entry == nil:
 			a.entry = e
 		case e.IsModuleMessage():
 			a.messages = append(a.messages, e)
@@ -333,7 +338,7 @@ func (d *doctor) get(ctx context.Context, g *guardSite, path, ua string) answer 
 }
 
 // readLog returns the log entries written since it was last called.
-func (d *doctor) readLog() []*report.Entry {
+func (d *doctor) readLog() []*logLine {
 	f, err := os.Open(d.logFile)
 	if err != nil {
 		return nil
@@ -342,7 +347,7 @@ func (d *doctor) readLog() []*report.Entry {
 	if _, err := f.Seek(d.logAt, io.SeekStart); err != nil {
 		return nil
 	}
-	var out []*report.Entry
+	var out []*logLine
 	r := bufio.NewReader(f)
 	for {
 		line, err := r.ReadBytes('\n')
@@ -350,7 +355,7 @@ func (d *doctor) readLog() []*report.Entry {
 			break // a line not yet ended is read next time
 		}
 		d.logAt += int64(len(line))
-		var e report.Entry
+		var e logLine
 		if json.Unmarshal(line, &e) == nil {
 			out = append(out, &e)
 		}
@@ -387,8 +392,6 @@ func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
 // checkSite sends the site its requests and reports what they show.
 func (d *doctor) checkSite(ctx context.Context, g *guardSite) {
 	fmt.Fprintf(d.out, "site %s (server %s, listening on %s)\n", g.name(), g.server, strings.Join(g.listen, ", "))
-	// The module's messages of the start (a robots.txt it cannot read).
-	d.reportMessages(d.startMessages(ctx, g))
 	served := d.get(ctx, g, "/robots.txt", doctorUA)
 	d.reportMessages(served.messages)
 	robots, p := d.robots(ctx, g, served)
@@ -412,39 +415,68 @@ func (d *doctor) checkSite(ctx context.Context, g *guardSite) {
 	d.checkBot(g, token, path, d.get(ctx, g, path, ua))
 }
 
-// startMessages returns the module's messages of the config's start; for a
-// robots.txt read from a URL it waits, up to 5 seconds, for the first
-// fetch's outcome.
-func (d *doctor) startMessages(ctx context.Context, g *guardSite) []*report.Entry {
-	var msgs []*report.Entry
-	remote := strings.HasPrefix(g.config.Robots, "http://") || strings.HasPrefix(g.config.Robots, "https://")
-	for deadline := time.Now().Add(5 * time.Second); ; {
+// startMessages returns the module's warnings and errors of the config's
+// start that still hold: one that a later message about the same file or
+// URL at info level made good (the first fetch of a robots URL that failed
+// because its application, a server of this config, was not listening
+// yet, and succeeded a second later) is left out. It waits, up to 5
+// seconds, for each robots URL's fetch to succeed.
+func (d *doctor) startMessages(ctx context.Context, guards []*guardSite) []*logLine {
+	var urls []string
+	for _, g := range guards {
+		if r, _ := g.handler["robots"].(string); strings.HasPrefix(r, "http://") || strings.HasPrefix(r, "https://") {
+			urls = append(urls, r)
+		}
+	}
+	var msgs []*logLine
+	good := func(i int) bool { // a later info message about the same source
+		return slices.ContainsFunc(msgs[i+1:], func(e *logLine) bool { return e.Level == "info" && e.source() == msgs[i].source() })
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		for _, e := range d.readLog() {
 			if e.IsModuleMessage() {
 				msgs = append(msgs, e)
 			}
 		}
-		done := !remote || slices.ContainsFunc(msgs, func(e *report.Entry) bool { return strings.HasPrefix(e.Msg, "robots.txt") })
-		if done || time.Now().After(deadline) || ctx.Err() != nil {
-			return msgs
+		fetched := 0
+		for _, u := range urls {
+			if slices.ContainsFunc(msgs, func(e *logLine) bool { return e.URL == u && e.Level == "info" }) {
+				fetched++
+			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		if fetched == len(urls) || time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
 	}
+	var out []*logLine
+	for i, e := range msgs {
+		if (e.Level == "warn" || e.Level == "error") && !good(i) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
+// logLine is one line of the copy's log: a decision, or a message of the
+// module with the file or URL it is about.
+type logLine struct {
+	report.Entry
+	URL string `json:"url,omitempty"`
+}
+
+// source is the robots.txt file or URL a message is about.
+func (e *logLine) source() string { return e.File + e.URL }
+
 // reportMessages reports the module's warnings and errors as problems.
-func (d *doctor) reportMessages(msgs []*report.Entry) {
+func (d *doctor) reportMessages(msgs []*logLine) {
 	for _, e := range msgs {
 		if e.Level != "warn" && e.Level != "error" {
 			continue
 		}
-		var extra map[string]any
 		detail := ""
-		if b, err := json.Marshal(e); err == nil && json.Unmarshal(b, &extra) == nil {
-			for _, k := range []string{"file", "url", "error"} {
-				if v, ok := extra[k].(string); ok && v != "" {
-					detail += fmt.Sprintf(" (%s: %s)", k, v)
-				}
+		for _, f := range [][2]string{{"file", e.File}, {"url", e.URL}, {"error", e.Error}} {
+			if f[1] != "" {
+				detail += fmt.Sprintf(" (%s: %s)", f[0], f[1])
 			}
 		}
 		d.problem("robots_guard logs at %s: %s%s", e.Level, e.Msg, detail)
@@ -467,7 +499,7 @@ func (d *doctor) robots(ctx context.Context, g *guardSite, served answer) (*poli
 	switch {
 	case served.err == nil && served.header.Get("X-Robots-Guard-Served") != "":
 		body = served.body
-		source += fmt.Sprintf(", served by robots_guard (%s)", served.header.Get("X-Robots-Guard-Served"))
+		source += ", served by robots_guard"
 	default:
 		// Not served by the guard: read as the handler reads it.
 		raw := maps.Clone(g.handler)
@@ -648,7 +680,7 @@ func orNone(reason string) string {
 }
 
 // allowCause explains why a reached guard allowed a disallowed path.
-func allowCause(g *guardSite, e *report.Entry) string {
+func allowCause(g *guardSite, e *logLine) string {
 	if e.Reason == "allowlisted" {
 		return "\nallow_ip covers 127.0.0.1, the doctor's address (allow_ips: " + strings.Join(g.config.AllowIPs, ", ") + "): the doctor cannot check refusals."
 	}

@@ -241,3 +241,28 @@ func TestDoctorTrustedProxies(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorRobotsURL: a robots.txt read from the application, a server of
+// the same config, is fetched from the doctor's copy of it (its port
+// follows), once that server listens.
+func TestDoctorRobotsURL(t *testing.T) {
+	need(t)
+	dir, site := doctorSite(t)
+	back := freePort(t)
+	out, code := doctor(t, dir, "Caddyfile", fmt.Sprintf(`:%d {
+	bind 127.0.0.1
+	robots_guard {
+		robots http://127.0.0.1:%d/robots.txt
+	}
+	reverse_proxy 127.0.0.1:%d
+}
+:%d {
+	bind 127.0.0.1
+	root * %s
+	file_server
+}
+`, freePort(t), back, back, back, site))
+	expectDoctor(t, "robots URL of a server of the config", out, code, 0,
+		fmt.Sprintf("robots.txt: fetched from http://127.0.0.1:%d/robots.txt, served by robots_guard", back),
+		"ok: GPTBot is refused /private/", "all good")
+}
