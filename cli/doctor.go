@@ -228,6 +228,7 @@ func (d *doctor) prepare(run map[string]any, guards []*guardSite, dir string) ([
 		}
 	}
 	for _, g := range guards {
+		_, g.store = g.handler["store"]
 		g.handler["log_allowed"] = 1
 		g.handler["log_repeats"] = 0
 		g.handler["verify"] = map[string]any{"disabled": true}
@@ -399,6 +400,9 @@ func (d *doctor) checkSite(ctx context.Context, g *guardSite) {
 	d.checkBrowser(g, d.get(ctx, g, "/", firefoxUA))
 	if p == nil {
 		return
+	}
+	if g.store {
+		d.note("the doctor decides with in-process state: the store (Redis) is not checked")
 	}
 	token, ua, path := pickProbe(p, robots, g)
 	if path == "" && len(g.matchers) > 0 {

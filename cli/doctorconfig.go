@@ -29,6 +29,7 @@ type guardSite struct {
 	after   string
 	handler map[string]any // the handler's JSON, in the config the doctor runs
 	config  guardConfig    // its settings, as configured
+	store   bool           // it has a store of its own, which the doctor leaves out
 }
 
 // guardConfig are the settings of a robots_guard handler that the doctor
