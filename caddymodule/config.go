@@ -113,10 +113,8 @@ func (h *Handler) check() (*settings, error) {
 	}
 	s.fetcher, h.RobotsRefresh = fetcher, caddy.Duration(refresh)
 	h.serve = h.ServeRobots == nil || *h.ServeRobots
-	for i, u := range h.Sitemaps {
-		if err := policy.CheckSitemap(u); err != nil {
-			return nil, field.Wrap(fmt.Sprintf("sitemaps[%d]", i), err)
-		}
+	if err := field.Each("sitemaps", h.Sitemaps, policy.CheckSitemap); err != nil {
+		return nil, err
 	}
 	if h.TarpitMax < 0 {
 		return nil, field.Wrap("tarpit_max", field.AtLeast(1, h.TarpitMax))
@@ -136,10 +134,8 @@ func (h *Handler) check() (*settings, error) {
 		return nil, err
 	}
 	s.webBotAuth = wba
-	for i := range h.Bots {
-		if err := h.Bots[i].Validate(); err != nil {
-			return nil, field.Wrap(fmt.Sprintf("bots[%d]", i), err)
-		}
+	if err := field.Each("bots", h.Bots, func(b uaclass.Bot) error { return b.Validate() }); err != nil {
+		return nil, err
 	}
 	if raw := bytes.TrimSpace(h.StoreRaw); len(raw) > 0 && raw[0] != '{' {
 		return nil, field.Errorf("store", `want an object such as {"module": "redis", "url": "redis://127.0.0.1:6379"}, got %s`, raw)
@@ -152,20 +148,11 @@ func (h *Handler) check() (*settings, error) {
 	if h.Zone == "" {
 		h.Zone = "default"
 	}
-	for _, st := range []struct {
-		path string
-		code *int
-		def  int
-	}{
-		{"deny_status", &h.DenyStatus, 403},
-		{"throttle_status", &h.ThrottleStatus, 429},
-	} {
-		if *st.code == 0 {
-			*st.code = st.def
-		}
-		if *st.code < 400 || *st.code > 599 {
-			return nil, field.Errorf(st.path, "%d is not an error status (400-599)", *st.code)
-		}
+	if h.DenyStatus, err = field.ErrorStatus("deny_status", h.DenyStatus, 403); err != nil {
+		return nil, err
+	}
+	if h.ThrottleStatus, err = field.ErrorStatus("throttle_status", h.ThrottleStatus, 429); err != nil {
+		return nil, err
 	}
 	if !(h.LogAllowed >= 0 && h.LogAllowed <= 1) {
 		return nil, field.Errorf("log_allowed", "%v is not a fraction between 0 and 1", h.LogAllowed)

@@ -103,3 +103,26 @@ func Size(s string) (int, error) {
 	}
 	return int(n), nil
 }
+
+// Each checks every element of the list at path with check and returns
+// the first error, as the *Error of its element ("sitemaps[2]").
+func Each[E any](path string, list []E, check func(E) error) error {
+	for i, e := range list {
+		if err := check(e); err != nil {
+			return Wrap(fmt.Sprintf("%s[%d]", path, i), err)
+		}
+	}
+	return nil
+}
+
+// ErrorStatus checks the status code of a refusal at path (400-599; 0
+// reads as def) and returns it.
+func ErrorStatus(path string, code, def int) (int, error) {
+	if code == 0 {
+		code = def
+	}
+	if code < 400 || code > 599 {
+		return code, Errorf(path, "%d is not an error status (400-599)", code)
+	}
+	return code, nil
+}
