@@ -13,16 +13,13 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/dustin/go-humanize"
 
 	"github.com/robotsguard/robotsguard/internal/field"
-	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 func init() {
-	httpcaddyfile.RegisterHandlerDirective("robots_guard", parseCaddyfile)
+	httpcaddyfile.RegisterDirective("robots_guard", parseCaddyfile)
 	// After header, so that site headers also apply to refusals and to the
 	// served robots.txt; before redir, rewrite, respond, reverse_proxy and
 	// file_server, so that nothing is served before the decision. Operators
@@ -30,10 +27,26 @@ func init() {
 	httpcaddyfile.RegisterDirectiveOrder("robots_guard", httpcaddyfile.After, "header")
 }
 
-func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+// parseCaddyfile is what RegisterHandlerDirective would register (the
+// matcher token, then the handler's tokens), with one check first: Caddy
+// reads a directive-line argument that starts with '/' as a path matcher,
+// so the robots.txt file written there, as root takes its folder, would
+// make the guard run only for requests of that path, which never come.
+func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
+	if h.Next() && h.NextArg() && field.RobotsFileArg(h.Val()) {
+		return nil, h.Errf("robots_guard: '%s' would be read as a request matcher (only requests for that path would be guarded); name the robots.txt file in the block: robots_guard { robots %s }", h.Val(), h.Val())
+	}
+	h.Reset()
+	h.Next()
+	matcherSet, err := h.ExtractMatcherSet()
+	if err != nil {
+		return nil, err
+	}
 	var rg Handler
-	err := rg.UnmarshalCaddyfile(h.Dispenser)
-	return &rg, err
+	if err := rg.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return h.NewRoute(matcherSet, &rg), nil
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
@@ -104,7 +117,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // The parser reads syntax only: the number of arguments, durations, sizes
 // and numbers. It then checks the values with the same function Provision
 // uses (checkConfig), on a copy, and reports a bad value at the line that
-// set it.
+// set it. It reports every bad option, each at its line, in line order.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	directive := d.Token()
@@ -114,18 +127,19 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.Errf("robots_guard: unexpected argument '%s' (name the robots.txt file with the robots option)", d.Val())
 	}
 	r := &optionReader{d: d, at: map[string]place{}}
-	if err := readOptions(h, r, d.Nesting(), caddyfileOptions, ""); err != nil {
-		return err
-	}
+	readOptions(h, r, d.Nesting(), caddyfileOptions, "")
 	checked := *h
 	if _, err := checked.checkConfig(); err != nil {
-		return r.errorAt(err, directive)
+		for _, e := range field.Split(err) {
+			r.errorAt(e, directive)
+		}
 	}
-	return nil
+	return r.errs.Err()
 }
 
 // readOptions reads the options of a block with the given table; block
-// names a nested block ("verify"), "" the directive's own.
+// names a nested block ("verify"), "" the directive's own. A bad option's
+// error is recorded and the next option read.
 func readOptions(h *Handler, r *optionReader, nesting int, table map[string]caddyfileOption, block string) error {
 	d := r.d
 	where, prefix := "", ""
@@ -136,16 +150,24 @@ func readOptions(h *Handler, r *optionReader, nesting int, table map[string]cadd
 	for d.NextBlock(nesting) {
 		name := d.Val()
 		opt, ok := table[name]
-		if !ok {
-			return d.Errf("robots_guard: %sunrecognized option '%s'%s", where, name, suggest(name, table))
+		var err error
+		switch {
+		case !ok:
+			err = d.Errf("robots_guard: %sunrecognized option '%s'%s", where, name, field.Suggest(name, slices.Collect(maps.Keys(table)), func(o string) bool { return table[o].repeatable }, field.CaddyfileSpellings))
+		case seen[name] && !opt.repeatable:
+			err = d.Errf("robots_guard: %soption '%s' already specified", where, name)
+		default:
+			r.opt, r.tok = prefix+name, d.Token()
+			err = opt.read(h, r)
+			seen[name] = err == nil
 		}
-		if seen[name] && !opt.repeatable {
-			return d.Errf("robots_guard: %soption '%s' already specified", where, name)
-		}
-		seen[name] = true
-		r.opt, r.tok = prefix+name, d.Token()
-		if err := opt.read(h, r); err != nil {
-			return err
+		if err != nil {
+			r.errs.Add(d.Line(), err)
+			// Skip the rest of the option: its line, and the block it is
+			// in or opens, up to the next option.
+			d.RemainingArgs()
+			for d.NextBlock(nesting + 1) {
+			}
 		}
 	}
 	return nil
@@ -446,10 +468,11 @@ type place struct {
 // optionReader reads one option's arguments and records where each JSON
 // field was set.
 type optionReader struct {
-	d   *caddyfile.Dispenser
-	opt string          // the option being read, e.g. "verify wait"
-	tok caddyfile.Token // its name's token
-	at  map[string]place
+	d    *caddyfile.Dispenser
+	opt  string          // the option being read, e.g. "verify wait"
+	tok  caddyfile.Token // its name's token
+	at   map[string]place
+	errs field.Lines // the bad options so far
 }
 
 // set records that the current option (r.opt, which names an argument
@@ -460,34 +483,27 @@ func (r *optionReader) set(path string) *optionReader {
 	return r
 }
 
-// errorAt turns an error of checkConfig into a Caddyfile error at the line
-// of the option that set the field, or of the directive.
-func (r *optionReader) errorAt(err error, directive caddyfile.Token) error {
+// errorAt records an error of checkConfig as a Caddyfile error at the
+// line of the option that set the field, or of the directive.
+func (r *optionReader) errorAt(err error, directive caddyfile.Token) {
 	var ce *field.Error
 	if !errors.As(err, &ce) {
-		return err
+		r.errs.Add(directive.Line, err)
+		return
 	}
 	p, ok := place{tok: directive}, false
-	for path := ce.Path; path != "" && !ok; path = parentPath(path) {
+	for path := ce.Path; path != "" && !ok; path = field.Parent(path) {
 		if q, found := r.at[path]; found {
 			p, ok = q, true
 		}
 	}
 	d := caddyfile.NewDispenser([]caddyfile.Token{p.tok})
 	d.Next()
+	label := p.label + ": "
 	if p.label == "" {
-		return d.Errf("robots_guard: %v", ce.Err)
+		label = ""
 	}
-	return d.Errf("robots_guard: %s: %v", p.label, ce.Err)
-}
-
-// parentPath drops the last element of a JSON path: "a.b[2]" -> "a.b",
-// "a.b" -> "a", "a" -> "".
-func parentPath(path string) string {
-	if i := strings.LastIndexAny(path, ".["); i >= 0 {
-		return path[:i]
-	}
-	return ""
+	r.errs.Add(p.tok.Line, d.Errf("robots_guard: %s%v", label, ce.Err))
 }
 
 func (r *optionReader) errf(format string, args ...any) error {
@@ -612,17 +628,11 @@ func (r *optionReader) size(to *int) error {
 	if err := r.one(&s); err != nil {
 		return err
 	}
-	n, err := humanize.ParseBytes(s)
+	n, err := field.Size(s)
 	if err != nil {
-		return r.errf("'%s' is not a size (e.g. 4MiB)", s)
+		return r.errf("%v", err)
 	}
-	if n == 0 {
-		return r.errf("must be above 0, got %s", s)
-	}
-	if n > math.MaxInt {
-		return r.errf("%s is too large", s)
-	}
-	*to = int(n)
+	*to = n
 	return nil
 }
 
@@ -643,22 +653,6 @@ func (r *optionReader) statusBody(status *int, body *string, path string) error 
 		*body = args[1]
 	}
 	return nil
-}
-
-// suggest returns " (did you mean 'x'?)" for the option of table nearest
-// to an unknown name (policy.EditDistance), if it is near enough to be a
-// typo.
-func suggest(name string, table map[string]caddyfileOption) string {
-	best, bestDist := "", 0
-	for _, known := range slices.Sorted(maps.Keys(table)) {
-		if d := policy.EditDistance(name, known); best == "" || d < bestDist {
-			best, bestDist = known, d
-		}
-	}
-	if best == "" || bestDist > max(1, len(best)/3) {
-		return ""
-	}
-	return " (did you mean '" + best + "'?)"
 }
 
 // Interface guard

@@ -181,3 +181,34 @@ func TestCaddyfileAdapt(t *testing.T) {
 		t.Errorf("adapting a bad option: %v", err)
 	}
 }
+
+// TestCaddyfileDirectiveLine: a robots.txt file on the directive line,
+// which Caddy would read as a path matcher (issue 26, mistake 3), fails
+// adaptation with the fix; a real matcher still scopes the guard.
+func TestCaddyfileDirectiveLine(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rules.txt") // an existing file, not named robots.txt
+	if err := os.WriteFile(file, []byte("User-agent: *\nDisallow: /x/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	for _, arg := range []string{"/srv/www/robots.txt", "/ROBOTS.TXT", file} {
+		_, _, err := adapter.Adapt([]byte(":8080 {\n\trobots_guard "+arg+" {\n\t\ttrap /trap/\n\t}\n\tfile_server\n}"), nil)
+		want := "robots_guard: '" + arg + "' would be read as a request matcher (only requests for that path would be guarded); name the robots.txt file in the block: robots_guard { robots " + arg + " }, at Caddyfile:2"
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("robots_guard %s: %v\nwant %s", arg, err, want)
+		}
+	}
+	for _, matcher := range []string{"/blog/*", "@bots", "*"} {
+		out, _, err := adapter.Adapt([]byte(":8080 {\n\t@bots header User-Agent *bot*\n\trobots_guard "+matcher+" {\n\t\ttrap /trap/\n\t}\n\tfile_server\n}"), nil)
+		if err != nil {
+			t.Errorf("robots_guard %s: %v", matcher, err)
+			continue
+		}
+		want := map[string]string{"/blog/*": `"match":[{"path":["/blog/*"]}],"handle":[{"handler":"robots_guard","traps":["/trap/"]}]`,
+			"@bots": `"match":[{"header":{"User-Agent":["*bot*"]}}],"handle":[{"handler":"robots_guard","traps":["/trap/"]}]`,
+			"*":     `"routes":[{"handle":[{"handler":"robots_guard","traps":["/trap/"]},`}[matcher]
+		if !strings.Contains(string(out), want) {
+			t.Errorf("robots_guard %s adapted to %s\nwant %s", matcher, out, want)
+		}
+	}
+}

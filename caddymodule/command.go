@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
@@ -22,6 +23,8 @@ func init() {
 		Site:         cliSite,
 		AdminAddress: caddycmd.DetermineAdminAPIAddress,
 		AdminRequest: caddycmd.AdminAPIRequest,
+		Load:         func(cfg []byte) error { return caddy.Load(cfg, true) },
+		Stop:         caddy.Stop,
 	}
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "robots",

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -48,12 +49,36 @@ type settings struct {
 // (enforce.Settings.Check), as are the Redis store's, the robots URL's, the
 // range files' and the pinned keys'; a new option gets its check there or
 // here, next to the others.
+//
+// When a value is bad, checkConfig reports every bad value, not only the
+// first (field.All), joined, each naming its field.
 func (h *Handler) checkConfig() (*settings, error) {
+	orig := *h
 	s, err := h.check()
 	if err != nil {
-		return nil, fmt.Errorf("robots_guard: %w", err)
+		return nil, field.Join("robots_guard: ", orig.allErrors())
 	}
 	return s, nil
+}
+
+// allErrors returns every bad value of the configuration (field.All).
+func (h *Handler) allErrors() []error {
+	return field.All(h, func(c *Handler) error { _, err := c.check(); return err }, field.Dependents)
+}
+
+// UnmarshalJSON decodes the handler's JSON config as Caddy does (unknown
+// fields are errors) and, when a field does not decode, reports every
+// field that does not, by its JSON path and in plain words
+// (field.Decode), with the bad values of the others, in the order of the
+// fields.
+func (h *Handler) UnmarshalJSON(b []byte) error {
+	type plain Handler
+	err := field.Decode(b, (*plain)(h), caddy.StrictUnmarshalJSON)
+	if err == nil {
+		return nil
+	}
+	c := *h
+	return field.Join("robots_guard: ", field.Sort[Handler](append(field.Split(err), c.allErrors()...)))
 }
 
 // check is checkConfig without the "robots_guard: " its errors get.
@@ -88,10 +113,8 @@ func (h *Handler) check() (*settings, error) {
 	}
 	s.fetcher, h.RobotsRefresh = fetcher, caddy.Duration(refresh)
 	h.serve = h.ServeRobots == nil || *h.ServeRobots
-	for i, u := range h.Sitemaps {
-		if err := policy.CheckSitemap(u); err != nil {
-			return nil, field.Wrap(fmt.Sprintf("sitemaps[%d]", i), err)
-		}
+	if err := field.Each("sitemaps", h.Sitemaps, policy.CheckSitemap); err != nil {
+		return nil, err
 	}
 	if h.TarpitMax < 0 {
 		return nil, field.Wrap("tarpit_max", field.AtLeast(1, h.TarpitMax))
@@ -111,10 +134,11 @@ func (h *Handler) check() (*settings, error) {
 		return nil, err
 	}
 	s.webBotAuth = wba
-	for i := range h.Bots {
-		if err := h.Bots[i].Validate(); err != nil {
-			return nil, field.Wrap(fmt.Sprintf("bots[%d]", i), err)
-		}
+	if err := field.Each("bots", h.Bots, func(b uaclass.Bot) error { return b.Validate() }); err != nil {
+		return nil, err
+	}
+	if raw := bytes.TrimSpace(h.StoreRaw); len(raw) > 0 && raw[0] != '{' {
+		return nil, field.Errorf("store", `want an object such as {"module": "redis", "url": "redis://127.0.0.1:6379"}, got %s`, raw)
 	}
 	if len(h.StoreRaw) > 0 {
 		if err := checkStore(h.StoreRaw); err != nil { // store.go
@@ -124,20 +148,11 @@ func (h *Handler) check() (*settings, error) {
 	if h.Zone == "" {
 		h.Zone = "default"
 	}
-	for _, st := range []struct {
-		path string
-		code *int
-		def  int
-	}{
-		{"deny_status", &h.DenyStatus, 403},
-		{"throttle_status", &h.ThrottleStatus, 429},
-	} {
-		if *st.code == 0 {
-			*st.code = st.def
-		}
-		if *st.code < 400 || *st.code > 599 {
-			return nil, field.Errorf(st.path, "%d is not an error status (400-599)", *st.code)
-		}
+	if h.DenyStatus, err = field.ErrorStatus("deny_status", h.DenyStatus, 403); err != nil {
+		return nil, err
+	}
+	if h.ThrottleStatus, err = field.ErrorStatus("throttle_status", h.ThrottleStatus, 429); err != nil {
+		return nil, err
 	}
 	if !(h.LogAllowed >= 0 && h.LogAllowed <= 1) {
 		return nil, field.Errorf("log_allowed", "%v is not a fraction between 0 and 1", h.LogAllowed)
@@ -169,6 +184,9 @@ func (h *Handler) check() (*settings, error) {
 	case "redirect", "header", "off":
 	default:
 		return nil, field.Errorf("canonical", "unknown mode %q (want redirect, header or off)", h.Canonical)
+	}
+	if err := field.Floors(h, field.DurationFloors); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

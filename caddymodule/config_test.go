@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+
+	"github.com/robotsguard/robotsguard/internal/field"
 )
 
 // provisionJSON decodes a handler's JSON config as Caddy does and
@@ -61,10 +63,28 @@ func TestConfigErrors(t *testing.T) {
 		json, wantJSON           string
 	}{
 		{"robots_guard robots.txt", "robots_guard: unexpected argument 'robots.txt' (name the robots.txt file with the robots option), at Testfile:1", "", ""},
-		{"bogus 1", "robots_guard: unrecognized option 'bogus', at Testfile:2", `"bogus": 1`, `unknown field "bogus"`},
+		{"bogus 1", "robots_guard: unrecognized option 'bogus', at Testfile:2", `"bogus": 1`, `robots_guard: bogus: unknown field`},
 		// Gone (issue 27): a verified user-triggered fetcher is held only to
 		// the groups that name it, a claim to the "*" group.
-		{"user_triggered_skip_global", "robots_guard: unrecognized option 'user_triggered_skip_global', at Testfile:2", `"user_triggered_skip_global": true`, `unknown field "user_triggered_skip_global"`},
+		{"user_triggered_skip_global", "robots_guard: unrecognized option 'user_triggered_skip_global', at Testfile:2", `"user_triggered_skip_global": true`, `robots_guard: user_triggered_skip_global: unknown field`},
+		{"tarpit_max 50", "robots_guard: unrecognized option 'tarpit_max' (did you mean 'tarpit <duration> <max held>'? tarpit_max is the JSON name), at Testfile:2", `"tarpit_max": "50"`, `robots_guard: tarpit_max: want a whole number, got a string ("50")`},
+		{"block_classes ai", "robots_guard: unrecognized option 'block_classes' (did you mean 'block_class'? block_classes is the JSON name), at Testfile:2", `"block_class": ["ai"]`, `robots_guard: block_class: unknown field (did you mean 'block_classes'?)`},
+		{"max_cooldown 1h", "robots_guard: unrecognized option 'max_cooldown' (did you mean 'cooldown <duration> <max>'? max_cooldown is the JSON name), at Testfile:2", "", ""},
+		{"verify {\n  rangs x\n }", "robots_guard: verify: unrecognized option 'rangs' (did you mean 'ranges'?), at Testfile:3", "", ""},
+		{"crawl_delay -1s\n tarpit_max 5\n burst -2\n trap private", "robots_guard: crawl_delay: must be above 0, got -1s, at Testfile:2\nrobots_guard: unrecognized option 'tarpit_max' (did you mean 'tarpit <duration> <max held>'? tarpit_max is the JSON name), at Testfile:3\nrobots_guard: burst: must be at least 1, got -2, at Testfile:4\nrobots_guard: trap: path \"private\" must start with '/' or '*', at Testfile:5",
+			`"crawl_delay": -1, "burst": -2, "traps": ["/a/", "b", "/c/", "d"], "strikes": "x", "rates": {"ai": "1"}`,
+			"robots_guard: traps[1]: path \"b\" must start with '/' or '*'\nrobots_guard: traps[3]: path \"d\" must start with '/' or '*'\nrobots_guard: crawl_delay: must be above 0, got -1ns\nrobots_guard: rates.ai: \"1\" has no unit: write \"1s\" for seconds, \"1ms\" for milliseconds\nrobots_guard: burst: must be at least 1, got -2\nrobots_guard: strikes: want a whole number, got a string (\"x\")"},
+		{"robots http:///x\n robots_host example.com\n robots_refresh 1m", `robots_guard: robots: "http:///x" is not an absolute http(s) URL, at Testfile:2`, "", ""},
+		{"store redis {\n  colour red\n  timeout 1s\n }\n burst 0", "robots_guard: store: unrecognized option 'colour' (want url, key_prefix, timeout or on_error), at Testfile:3\nrobots_guard: burst: must be at least 1, got 0, at Testfile:6", "", ""},
+		{"verify {\n  wait forever\n  ttl 0s\n  lookup_timeout 1s\n }\n web_bot_auth {\n  nonce_cache 0\n }\n burst 0 1\n zone", "robots_guard: verify wait: 'forever' is not a duration, at Testfile:3\nrobots_guard: verify ttl: must be above 0, got 0s, at Testfile:4\nrobots_guard: web_bot_auth nonce_cache: must be at least 1, got 0, at Testfile:8\nrobots_guard: burst: want one argument, got 2, at Testfile:10\nrobots_guard: zone: want one argument, got 0, at Testfile:11", "", ""},
+		{"crawl_delay 500us", "robots_guard: crawl_delay: must be at least 1ms, got 500µs, at Testfile:2", `"crawl_delay": 2`, `robots_guard: crawl_delay: must be at least 1ms, got 2ns (JSON numbers are nanoseconds; write "2s")`},
+		{"cooldown 900ns", "robots_guard: cooldown: must be at least 1s, got 900ns, at Testfile:2", `"cooldown": 900`, `robots_guard: cooldown: must be at least 1s, got 900ns (JSON numbers are nanoseconds; write "900s")`},
+		{"", "", `"rates": {"script": "1"}`, `robots_guard: rates.script: "1" has no unit: write "1s" for seconds, "1ms" for milliseconds`},
+		{"", "", `"rates": {"script": 5, "ai": 0}, "window": 600, "state_ttl": "10ms", "verify": {"ttl": 60}`, "robots_guard: rates.script: must be at least 1ms, got 5ns (JSON numbers are nanoseconds; write \"5s\")\nrobots_guard: window: must be at least 1s, got 600ns (JSON numbers are nanoseconds; write \"600s\")\nrobots_guard: verify.ttl: must be at least 1s, got 60ns (JSON numbers are nanoseconds; write \"60s\")\nrobots_guard: state_ttl: must be at least 1s, got 10ms"},
+		{"", "", `"store": "redis://127.0.0.1:6379"`, `robots_guard: store: want an object such as {"module": "redis", "url": "redis://127.0.0.1:6379"}, got "redis://127.0.0.1:6379"`},
+		{"", "", `"store": {"module": "redis", "url": "redis://127.0.0.1:6379", "timeout": 250}`, `robots_guard: store.timeout: must be at least 1ms, got 250ns (JSON numbers are nanoseconds; write "250s")`},
+		{"", "", `"verify": {"wait": "soon", "ranges": {"gptbot": 5}}, "bots": [{"token": "x", "class": "alien", "match": ["x"]}]`, "robots_guard: verify.wait: \"soon\" is not a duration (write e.g. \"2s\", \"500ms\", \"1h30m\" or \"2d\")\nrobots_guard: verify.ranges.gptbot: want a string, got a number (5)\nrobots_guard: bots[0].class: unknown class \"alien\" (want one of browser, search, ai, seo, social, monitor, script, bad, bot, unknown)"},
+		{"", "", `"log_repeats": 5, "web_bot_auth": {"max_validity": 3600}`, "robots_guard: web_bot_auth.max_validity: must be at least 1s, got 3.6µs (JSON numbers are nanoseconds; write \"3600s\")\nrobots_guard: log_repeats: must be at least 1ms, got 5ns (JSON numbers are nanoseconds; write \"5s\")"},
 		{"strikess 3", "robots_guard: unrecognized option 'strikess' (did you mean 'strikes'?), at Testfile:2", "", ""},
 		{"x_robot_tag /x noindex", "robots_guard: unrecognized option 'x_robot_tag' (did you mean 'x_robots_tag'?), at Testfile:2", "", ""},
 		{"robots\n robots /b", "robots_guard: robots: want one argument, got 0, at Testfile:2", "", ""},
@@ -78,12 +98,12 @@ func TestConfigErrors(t *testing.T) {
 		{"robots_header X-Forwarded-Proto", "robots_guard: robots_header: want <field> <value>, got 1 arguments, at Testfile:2", "", ""},
 		{"robots_header X-Forwarded-Proto https", "robots_guard: robots_header: only for a robots.txt read from a URL (robots http://... or https://...), at Testfile:2", `"robots_headers": {"X-Forwarded-Proto": "https"}`, "robots_guard: robots_headers.X-Forwarded-Proto: only for a robots.txt read from a URL (robots http://... or https://...)"},
 		{"robots http://127.0.0.1:3000/robots.txt\n robots_header host example.com", "robots_guard: robots_header: header Host: set the host with its own option, at Testfile:3", `"robots": "http://127.0.0.1:3000/robots.txt", "robots_headers": {"If-None-Match": "*"}`, "robots_guard: robots_headers.If-None-Match: header If-None-Match is set by the fetch itself"},
-		{"robots_header X-A 1\n robots_header x-a 2", "robots_guard: robots_header: field 'X-A' already set, at Testfile:3", "", ""},
+		{"robots http://127.0.0.1:3000/robots.txt\n robots_header X-A 1\n robots_header x-a 2", "robots_guard: robots_header: field 'X-A' already set, at Testfile:4", "", ""},
 		{"robots_refresh soon", "robots_guard: robots_refresh: 'soon' is not a duration, at Testfile:2", "", ""},
 		{"robots_refresh 0s", "robots_guard: robots_refresh: must be above 0, got 0s, at Testfile:2", "", ""},
 		{"robots http://127.0.0.1:3000/robots.txt\n robots_refresh 100ms", "robots_guard: robots_refresh: must be at least 1s, got 100ms, at Testfile:3", `"robots": "http://127.0.0.1:3000/robots.txt", "robots_refresh": -1`, "robots_guard: robots_refresh: must be at least 1s, got -1ns"},
 		{"robots /srv/robots.txt\n robots_refresh 1m", "robots_guard: robots_refresh: only for a robots.txt read from a URL (robots http://... or https://...), at Testfile:3", "", ""},
-		{"serve_robots maybe", "robots_guard: serve_robots: want on or off, got 'maybe', at Testfile:2", `"serve_robots": "maybe"`, "cannot unmarshal string"},
+		{"serve_robots maybe", "robots_guard: serve_robots: want on or off, got 'maybe', at Testfile:2", `"serve_robots": "maybe"`, `robots_guard: serve_robots: want true or false, got a string ("maybe")`},
 		{"mode loud", `robots_guard: mode: unknown mode "loud" (want enforce or dry_run), at Testfile:2`, `"mode": "loud"`, `robots_guard: mode: unknown mode "loud" (want enforce or dry_run)`},
 		{"mode enforce\n mode dry_run", "robots_guard: option 'mode' already specified, at Testfile:3", "", ""},
 		{"block_class ai\n block_class robots", `robots_guard: block_class: unknown class "robots" ` + classes + parts + `, at Testfile:3`, `"block_classes": ["ai", "robots"]`, `robots_guard: block_classes[1]: unknown class "robots" ` + classes + parts},
@@ -92,7 +112,7 @@ func TestConfigErrors(t *testing.T) {
 		{"trap /ok/ private", `robots_guard: trap: path "private" must start with '/' or '*', at Testfile:2`, `"traps": ["/ok/", "private"]`, `robots_guard: traps[1]: path "private" must start with '/' or '*'`},
 		{"sitemap /sitemap.xml", `robots_guard: sitemap: "/sitemap.xml" is not an absolute http(s) URL, at Testfile:2`, `"sitemaps": ["not-a-url"]`, `robots_guard: sitemaps[0]: "not-a-url" is not an absolute http(s) URL`},
 		{"", "", `"sitemaps": ["https://example.com/a\nDisallow: /"]`, `robots_guard: sitemaps[0]: "https://example.com/a\nDisallow: /" contains white space or control characters`},
-		{"crawl_delay soon", "robots_guard: crawl_delay: 'soon' is not a duration, at Testfile:2", `"crawl_delay": "soon"`, "invalid duration"},
+		{"crawl_delay soon", "robots_guard: crawl_delay: 'soon' is not a duration, at Testfile:2", `"crawl_delay": "soon"`, `robots_guard: crawl_delay: "soon" is not a duration (write e.g. "2s", "500ms", "1h30m" or "2d")`},
 		{"crawl_delay 0s", "robots_guard: crawl_delay: must be above 0, got 0s, at Testfile:2", "", ""},
 		{"crawl_delay -1s", "robots_guard: crawl_delay: must be above 0, got -1s, at Testfile:2", `"crawl_delay": -1000000000`, "robots_guard: crawl_delay: must be above 0, got -1s"},
 		{"rate ai", "robots_guard: rate: want <class> <duration>, got 1 arguments, at Testfile:2", "", ""},
@@ -103,7 +123,7 @@ func TestConfigErrors(t *testing.T) {
 		{"burst 0", "robots_guard: burst: must be at least 1, got 0, at Testfile:2", "", ""},
 		{"burst -2", "robots_guard: burst: must be at least 1, got -2, at Testfile:2", `"burst": -2`, "robots_guard: burst: must be at least 1, got -2"},
 		{"grace -2", "robots_guard: grace: must be at least -1, got -2, at Testfile:2", `"grace": -2`, "robots_guard: grace: must be at least -1, got -2"},
-		{"strikes many", "robots_guard: strikes: 'many' is not a whole number, at Testfile:2", `"strikes": "many"`, "cannot unmarshal string"},
+		{"strikes many", "robots_guard: strikes: 'many' is not a whole number, at Testfile:2", `"strikes": "many"`, `robots_guard: strikes: want a whole number, got a string ("many")`},
 		{"strikes 0", "robots_guard: strikes: must be at least 1, got 0, at Testfile:2", `"strikes": -1`, "robots_guard: strikes: must be at least 1, got -1"},
 		{"strikes 5 0", "robots_guard: strikes <per address>: must be at least 1, got 0, at Testfile:2", `"address_strikes": -1`, "robots_guard: address_strikes: must be at least 1, got -1"},
 		{"strikes 5 10 15", "robots_guard: strikes: want <n> [<per address>], got 3 arguments, at Testfile:2", "", ""},
@@ -122,7 +142,7 @@ func TestConfigErrors(t *testing.T) {
 		{"tarpit 10s many", "robots_guard: tarpit <max held>: 'many' is not a whole number, at Testfile:2", "", ""},
 		{"tarpit 10s 0", "robots_guard: tarpit <max held>: must be at least 1, got 0, at Testfile:2", `"tarpit_max": -1`, "robots_guard: tarpit_max: must be at least 1, got -1"},
 		{"tarpit 10s -1", "robots_guard: tarpit <max held>: must be at least 1, got -1, at Testfile:2", `"tarpit": 10000000000, "tarpit_max": -1`, "robots_guard: tarpit_max: must be at least 1, got -1"},
-		{"escalate_verified_search on", "robots_guard: escalate_verified_search: takes no arguments, got 'on', at Testfile:2", `"escalate_verified_search": "on"`, "cannot unmarshal string"},
+		{"escalate_verified_search on", "robots_guard: escalate_verified_search: takes no arguments, got 'on', at Testfile:2", `"escalate_verified_search": "on"`, `robots_guard: escalate_verified_search: want true or false, got a string ("on")`},
 		{"allow_bad_agents yes", "robots_guard: allow_bad_agents: takes no arguments, got 'yes', at Testfile:2", "", ""},
 		{"allow_impostors yes", "robots_guard: allow_impostors: takes no arguments, got 'yes', at Testfile:2", "", ""},
 		{"block_class ai-everything", `robots_guard: block_class: unknown class "ai-everything" ` + classes + parts + `, at Testfile:2`, `"block_classes": ["ai-everything"]`, `robots_guard: block_classes[0]: unknown class "ai-everything" ` + classes + parts},
@@ -147,8 +167,8 @@ func TestConfigErrors(t *testing.T) {
 		{"web_bot_auth {\n  trusted_agent https://a.example/keys /x\n }", `robots_guard: web_bot_auth trusted_agent: agent "https://a.example/keys" is not an origin (https://host[:port]), at Testfile:3`, "", ""},
 		{"web_bot_auth {\n  trusted_agent https://a.example /nonexistent/a.jwks\n }", "robots_guard: web_bot_auth trusted_agent: /nonexistent/a.jwks: no such file or directory, at Testfile:3", `"web_bot_auth": {"trusted_agents": {"https://a.example": "/nonexistent/a.jwks"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: /nonexistent/a.jwks: no such file or directory"},
 		{"web_bot_auth {\n  trusted_agent https://a.example " + testKey + "\n }", "robots_guard: web_bot_auth trusted_agent: " + testKey + ": key 0: the RFC 9421 example key must not be trusted, at Testfile:3", `"web_bot_auth": {"trusted_agents": {"https://a.example": "` + testKey + `"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: " + testKey + ": key 0: the RFC 9421 example key must not be trusted"},
-		{"web_bot_auth {\n  trusted_agent https://a.example /x\n  trusted_agent https://a.example /y\n }", "robots_guard: web_bot_auth trusted_agent: https://a.example is already pinned, at Testfile:4", `"web_bot_auth": {"trusted_agents": {"https://a.example": "` + agentKey + `", "https://A.example:443": "` + agentKey + `"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: https://a.example is already pinned"},
-		{"web_bot_auth {\n  fetch_directories maybe\n }", "robots_guard: web_bot_auth fetch_directories: want on or off, got 'maybe', at Testfile:3", `"web_bot_auth": {"fetch_directories": "maybe"}`, "cannot unmarshal string"},
+		{"web_bot_auth {\n  trusted_agent https://a.example /x\n  trusted_agent https://a.example /y\n }", "robots_guard: web_bot_auth trusted_agent: /x: no such file or directory, at Testfile:3\nrobots_guard: web_bot_auth trusted_agent: https://a.example is already pinned, at Testfile:4", `"web_bot_auth": {"trusted_agents": {"https://a.example": "` + agentKey + `", "https://A.example:443": "` + agentKey + `"}}`, "robots_guard: web_bot_auth.trusted_agents.https://a.example: https://a.example is already pinned"},
+		{"web_bot_auth {\n  fetch_directories maybe\n }", "robots_guard: web_bot_auth fetch_directories: want on or off, got 'maybe', at Testfile:3", `"web_bot_auth": {"fetch_directories": "maybe"}`, `robots_guard: web_bot_auth.fetch_directories: want true or false, got a string ("maybe")`},
 		{"web_bot_auth {\n  max_validity 0s\n }", "robots_guard: web_bot_auth max_validity: must be above 0, got 0s, at Testfile:3", `"web_bot_auth": {"max_validity": -1}`, "robots_guard: web_bot_auth.max_validity: must be above 0, got -1ns"},
 		{"web_bot_auth {\n  clock_skew soon\n }", "robots_guard: web_bot_auth clock_skew: 'soon' is not a duration, at Testfile:3", `"web_bot_auth": {"clock_skew": -1}`, "robots_guard: web_bot_auth.clock_skew: must be above 0, got -1ns"},
 		{"web_bot_auth {\n  nonce_cache 0\n }", "robots_guard: web_bot_auth nonce_cache: must be at least 1, got 0, at Testfile:3", `"web_bot_auth": {"nonce_cache": -5}`, "robots_guard: web_bot_auth.nonce_cache: must be at least 1, got -5"},
@@ -172,7 +192,7 @@ func TestConfigErrors(t *testing.T) {
 		{"store redis redis://127.0.0.1:6379 {\n  key_prefix rg{x}:\n }", `robots_guard: store key_prefix: "rg{x}:" has a brace, which would change the keys' cluster hash slots, at Testfile:3`, "", ""},
 		{"store redis {\n  colour red\n }", "robots_guard: store: unrecognized option 'colour' (want url, key_prefix, timeout or on_error), at Testfile:3", `"store": {"module": "redis", "url": "redis://127.0.0.1:6379", "colour": "red"}`, `unknown field "colour"`},
 		{"store redis redis://a:1 {\n  url redis://b:2\n }", "robots_guard: store url: the url is already given after 'redis', at Testfile:3", "", ""},
-		{"ua_cache lots", "robots_guard: ua_cache: 'lots' is not a size (e.g. 4MiB), at Testfile:2", `"ua_cache": "4MiB"`, "cannot unmarshal string"},
+		{"ua_cache lots", "robots_guard: ua_cache: 'lots' is not a size (e.g. 4MiB), at Testfile:2", `"ua_cache": "4MiB"`, `robots_guard: ua_cache: want a whole number, got a string ("4MiB")`},
 		{"ua_cache 0", "robots_guard: ua_cache: must be above 0, got 0, at Testfile:2", "", ""},
 		{"zone", "robots_guard: zone: want one argument, got 0, at Testfile:2", "", ""},
 		{"deny 200", "robots_guard: deny: 200 is not an error status (400-599), at Testfile:2", `"deny_status": 200`, "robots_guard: deny_status: 200 is not an error status (400-599)"},
@@ -238,33 +258,36 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 // TestConfigNamesAgree: the Caddyfile and JSON names of an option agree:
-// the same name, or the plural of a repeatable option's name, or a
-// documented shorthand that sets more than one field.
+// the same name, or the plural of a repeatable option's name, or a field
+// that field.CaddyfileSpellings gives the spelling of (an option that sets
+// more than one field), which the hint to a JSON name in a Caddyfile uses.
 func TestConfigNamesAgree(t *testing.T) {
-	shorthand := map[string][]string{
-		"cooldown": {"cooldown", "max_cooldown"},
-		"strikes":  {"strikes", "address_strikes"},
-		"tarpit":   {"tarpit", "tarpit_max"},
-		"deny":     {"deny_status", "deny_body"},
-		"throttle": {"throttle_status", "throttle_body"},
-	}
 	var jsonNames []string
 	for f := range reflect.TypeFor[Handler]().Fields() {
 		if tag, ok := f.Tag.Lookup("json"); ok {
 			jsonNames = append(jsonNames, strings.Split(tag, ",")[0])
 		}
 	}
+	spelled := map[string][]string{} // option -> the fields spelled with it
+	for name, spelling := range field.CaddyfileSpellings {
+		opt := strings.Fields(spelling)[0]
+		if _, ok := caddyfileOptions[opt]; !ok {
+			t.Errorf("the spelling of %s names no option: %s", name, spelling)
+		}
+		spelled[opt] = append(spelled[opt], name)
+	}
 	covered := map[string]bool{}
 	for name, opt := range caddyfileOptions {
-		want := []string{name}
+		var want []string
 		switch {
-		case shorthand[name] != nil:
-			want = shorthand[name]
 		case opt.repeatable && strings.HasSuffix(name, "s"):
 			want = []string{name + "es"}
 		case opt.repeatable:
 			want = []string{name + "s"}
+		case slices.Contains(jsonNames, name) || spelled[name] == nil:
+			want = []string{name}
 		}
+		want = append(want, spelled[name]...)
 		for _, w := range want {
 			if !slices.Contains(jsonNames, w) {
 				t.Errorf("Caddyfile option %s: no JSON field %s", name, w)
@@ -351,6 +374,11 @@ func FuzzConfigJSON(f *testing.F) {
 		`{"block_classes": ["browser", "ai"], "allow_ips": ["::/0", "1.2.3.4/40"], "allow_tokens": [""]}`,
 		`{"robots": "http://127.0.0.1:1/robots.txt", "robots_host": "x:", "robots_headers": {"Host": "y", "": "z"}, "robots_refresh": 5}`,
 		`{"robots": "http://127.0.0.1:1/robots.txt", "robots_refresh": 1000000000, "verify": {"disabled": true}}`,
+		`{"crawl_delay": 2, "cooldown": 900, "rates": {"script": "1", "ai": 1e3, "": -1}, "window": "9223372036854775807ns"}`,
+		`{"store": "redis://127.0.0.1:6379", "verify": [], "web_bot_auth": {"trusted_agents": {"a.b": 5}}, "bots": [{"class": 99}, null]}`,
+		`{"store": 5, "traps": [1, null, "/x"], "block_classes": "ai", "log_repeats": null, "serve_robots": null, "Mode": "x", "mode": 1}`,
+		`{"store": {"module": "redis", "url": "redis://127.0.0.1:1", "timeout": 1}, "x_robots_tags": [{"pattern": 1}], "content_usage_headers": {}}`,
+		`{"tarpit_max": 5, "max_cooldown": 1, "deny_status": 99999999999999999999, "bogus": {"a": [1, {"b": "c"}]}}`,
 	} {
 		f.Add(s)
 	}

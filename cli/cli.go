@@ -1,5 +1,5 @@
 // Package cli holds the `caddy robots` subcommands (check, lint, classify,
-// report, audit, blocked, unblock, review) as cobra commands, with no
+// report, audit, doctor, blocked, unblock, review) as cobra commands, with no
 // Caddy: what they need of Caddy and of the robots_guard handler (the
 // config adapter, the admin API, the handler's settings and decision)
 // comes as plain functions in a [Caddy] value, which package caddymodule
@@ -23,7 +23,7 @@ import (
 
 // Usage, Short and Long describe the robots command in `caddy help`.
 const (
-	Usage = "check|lint|classify|report|audit|blocked|unblock|review ..."
+	Usage = "check|lint|classify|report|audit|doctor|blocked|unblock|review ..."
 	Short = "Checks robots.txt rules, classifies User-Agents and reviews robots_guard logs"
 	Long  = `
 The robots command works offline with robotsguard's own parser,
@@ -64,6 +64,14 @@ classifier and decision, exactly as the robots_guard handler does:
       crawlers never read, disallowed pages linked from allowed ones,
       disallowed images embedded in allowed pages; each with a fix.
 
+  caddy robots doctor --config FILE [--adapter NAME]
+      Runs the config in this process, on free loopback ports, and sends
+      each site with robots_guard real requests: says which robots.txt is
+      enforced, that a named bot is refused a disallowed path and a
+      browser is served, that the guard is reached at all, and finds
+      empty backend answers and missing trusted_proxies; exits 1 on any
+      problem.
+
   caddy robots blocked [--address ADDR | --config FILE] [--zone NAME]
       Lists the clients a running Caddy holds blocked (its admin API).
 
@@ -95,6 +103,10 @@ type Caddy struct {
 	// AdminRequest sends one request to the admin API at addr and returns
 	// its answer; an answer of 400 or more is an error.
 	AdminRequest func(addr, method, uri string, headers http.Header, body io.Reader) (*http.Response, error)
+	// Load runs a JSON config in this process, as caddy run does; Stop
+	// stops it. The doctor runs its copy of a config with them.
+	Load func(cfg []byte) error
+	Stop func() error
 }
 
 // ErrUnknownAdapter is the error of [Caddy.Adapt] for a config adapter
@@ -104,7 +116,7 @@ var ErrUnknownAdapter = errors.New("unknown config adapter")
 // Commands returns the subcommands of `caddy robots`, in the order its
 // help lists them, using env for what needs Caddy.
 func Commands(env *Caddy) []*cobra.Command {
-	return []*cobra.Command{checkCommand(env), lintCommand(), classifyCommand(env), reportCommand(), auditCommand(env), blockedCommand(env), unblockCommand(env), reviewCommand(env)}
+	return []*cobra.Command{checkCommand(env), lintCommand(), classifyCommand(env), reportCommand(), auditCommand(env), doctorCommand(env), blockedCommand(env), unblockCommand(env), reviewCommand(env)}
 }
 
 // exitError carries a command's exit status.

@@ -4,13 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/review"
+	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 func reportCommand() *cobra.Command {
@@ -51,8 +55,8 @@ Exit status: 0 on success, 1 when a file cannot be read or a flag is wrong.`,
 	c.Flags().String("since", "", "only entries at or after this time (2026-11-30, '2026-11-30 15:04', RFC 3339, or a duration before now: 24h)")
 	c.Flags().String("until", "", "only entries before this time (same forms as --since)")
 	c.Flags().StringSlice("host", nil, "only requests for these hosts")
-	c.Flags().StringSlice("reason", nil, "only these reasons (disallowed, departure, crawl_delay, rate, address_rate, blocked_client, trap, bad_agent, impostor, blocked_class, invalid_request, content_usage, feed, robots_txt, allowlisted, none)")
-	c.Flags().StringSlice("class", nil, "only these User-Agent classes (ai, search, seo, social, monitor, script, bad, bot, unknown, browser)")
+	c.Flags().StringSlice("reason", nil, "only these reasons ("+strings.Join(reasonNames(), ", ")+")")
+	c.Flags().StringSlice("class", nil, "only these User-Agent classes ("+strings.Join(classNames(), ", ")+")")
 	c.Flags().StringSlice("token", nil, "only these product tokens (gptbot, ...)")
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
 		asJSON, _ := cmd.Flags().GetBool("json")
@@ -116,7 +120,47 @@ func reportFilter(cmd *cobra.Command) (*report.Filter, error) {
 		return vs
 	}
 	f.Hosts, f.Reasons, f.Classes, f.Tokens = lower("host"), lower("reason"), lower("class"), lower("token")
+	if err := checkValues("reason", f.Reasons, reasonNames()); err != nil {
+		return nil, err
+	}
+	if err := checkValues("class", f.Classes, classNames()); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// checkValues refuses a value of an enumerated flag that is not one of
+// valid, naming the valid ones: a misspelt filter would select nothing,
+// and "0 decisions" would read as "nothing was refused".
+func checkValues(flag string, values, valid []string) error {
+	for _, v := range values {
+		if !slices.Contains(valid, v) {
+			return fmt.Errorf("--%s: unknown %s %q%s; want one of %s", flag, flag, v, field.Suggest(v, valid, nil, nil), strings.Join(valid, ", "))
+		}
+	}
+	return nil
+}
+
+// reasonNames are the reasons of the decision log, as --reason takes
+// them: enforce.Reasons, "none" for an ordinary request.
+func reasonNames() []string {
+	var out []string
+	for _, r := range enforce.Reasons {
+		if r == enforce.ReasonNone {
+			r = "none"
+		}
+		out = append(out, string(r))
+	}
+	return out
+}
+
+// classNames are the User-Agent classes, as --class takes them.
+func classNames() []string {
+	var out []string
+	for _, c := range uaclass.Classes() {
+		out = append(out, c.String())
+	}
+	return out
 }
 
 // writeReportHTML writes the review page built from the logs.

@@ -3,8 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -78,21 +78,9 @@ type siteEntry struct {
 // loadSite adapts a config and returns the robots_guard handler of the
 // selected site.
 func loadSite(env *Caddy, file string, body []byte, adapter, site string) (Site, error) {
-	if adapter == "" && !strings.HasSuffix(strings.ToLower(file), ".json") {
-		adapter = "caddyfile"
-	}
-	if adapter != "" {
-		out, warnings, err := env.Adapt(adapter, file, body)
-		if errors.Is(err, ErrUnknownAdapter) {
-			return nil, fmt.Errorf("--adapter: unknown config adapter %q", adapter)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", file, err)
-		}
-		for _, w := range warnings {
-			fmt.Fprintf(os.Stderr, "%s: warning: %s\n", file, w)
-		}
-		body = out
+	body, err := adaptFile(env, file, body, adapter)
+	if err != nil {
+		return nil, err
 	}
 	var cfg struct {
 		Apps struct {
@@ -136,7 +124,7 @@ func loadSite(env *Caddy, file string, body []byte, adapter, site string) (Site,
 	}
 	s, err := env.Site(picked[0].raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: robots_guard: %v", file, err)
+		return nil, fmt.Errorf("%s: %v", file, err)
 	}
 	return s, nil
 }
@@ -157,7 +145,11 @@ func collectGuards(raw json.RawMessage, names []string, found []siteEntry) []sit
 			}
 		case map[string]any:
 			if v["handler"] == "robots_guard" {
-				b, _ := json.Marshal(v)
+				// The handler's own fields, as Caddy decodes them: without
+				// the module name.
+				fields := maps.Clone(v)
+				delete(fields, "handler")
+				b, _ := json.Marshal(fields)
 				found = append(found, siteEntry{names: names, raw: b})
 				return
 			}

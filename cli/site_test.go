@@ -78,7 +78,7 @@ func TestLoadSite(t *testing.T) {
 	if _, err := loadSite(testCaddy, file, []byte(`{"apps": {}}`), "", ""); err == nil || err.Error() != file+": no robots_guard handler" {
 		t.Errorf("no handler: %v", err)
 	}
-	broken := &Caddy{Site: func(json.RawMessage) (Site, error) { return nil, errors.New("bad field") }}
+	broken := &Caddy{Site: func(json.RawMessage) (Site, error) { return nil, errors.New("robots_guard: bad field") }}
 	if _, err := loadSite(broken, file, []byte(cfg), "", "blog.example.com"); err == nil || err.Error() != file+": robots_guard: bad field" {
 		t.Errorf("bad handler JSON: %v", err)
 	}

@@ -1,6 +1,7 @@
 package enforce
 
 import (
+	"fmt"
 	"net/netip"
 	"sort"
 	"time"
@@ -52,7 +53,7 @@ func ParseUnblock(s string) (netip.Prefix, error) {
 	}
 	ip, err := netip.ParseAddr(s)
 	if err != nil {
-		return netip.Prefix{}, err
+		return netip.Prefix{}, fmt.Errorf("%q is not an IP address or CIDR range (e.g. 203.0.113.7, 2001:db8::7 or 198.51.100.0/24)", s)
 	}
 	ip = ip.WithZone("").Unmap() // as the handler keys clients
 	return netip.PrefixFrom(ip, ip.BitLen()), nil

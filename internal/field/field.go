@@ -7,6 +7,7 @@ package field
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -16,13 +17,21 @@ import (
 type Error struct {
 	Path string
 	Err  error
+	// Hint, when set, follows the message in parentheses: what the author
+	// of a JSON config most likely meant ("JSON numbers are nanoseconds;
+	// write \"2s\""). A Caddyfile error shows Err alone, at its line.
+	Hint string
 }
 
 func (e *Error) Error() string {
-	if e.Path == "" {
-		return e.Err.Error()
+	msg := e.Err.Error()
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
 	}
-	return e.Path + ": " + e.Err.Error()
+	if e.Path == "" {
+		return msg
+	}
+	return e.Path + ": " + msg
 }
 
 // Unwrap returns the underlying error.
@@ -43,3 +52,12 @@ func AboveZero(d time.Duration) error { return fmt.Errorf("must be above 0, got 
 
 // AtLeast: see [AboveZero].
 func AtLeast(least, n int) error { return fmt.Errorf("must be at least %d, got %d", least, n) }
+
+// Parent drops the last element of a JSON path: "a.b[2]" -> "a.b",
+// "a.b" -> "a", "a" -> "".
+func Parent(path string) string {
+	if i := strings.LastIndexAny(path, ".["); i >= 0 {
+		return path[:i]
+	}
+	return ""
+}
