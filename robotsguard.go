@@ -3,7 +3,7 @@
 // http.handlers.robots_guard Caddy module, the robots_guard Caddyfile
 // directive and the "caddy robots" commands. The code lives in the
 // caddymodule, enforce, policy, uaclass, source, upstream, signature,
-// report, metrics, review, audit and cli packages (README, "Layout").
+// report, metrics, review, audit and cli packages (docs/design.md, "Layout").
 package robotsguard
 
 import (

@@ -338,21 +338,21 @@ func TestConfigFieldsDocumented(t *testing.T) {
 	}
 }
 
-// TestReadmeListsOptions: the README's Caddyfile reference names every
-// option.
-func TestReadmeListsOptions(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// TestReferenceListsOptions: the reference page (docs/reference.md) names
+// every option.
+func TestReferenceListsOptions(t *testing.T) {
+	readme, err := os.ReadFile("../docs/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name := range caddyfileOptions {
 		if !strings.Contains(string(readme), "| `"+name) {
-			t.Errorf("the README's Caddyfile reference lacks %s", name)
+			t.Errorf("docs/reference.md's option table lacks %s", name)
 		}
 	}
 	for name := range verifyOptions {
 		if !strings.Contains(string(readme), "        "+name) && !strings.Contains(string(readme), "\t\t"+name) {
-			t.Errorf("the README's verify block lacks %s", name)
+			t.Errorf("docs/reference.md's verify block lacks %s", name)
 		}
 	}
 }

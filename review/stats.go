@@ -94,7 +94,7 @@ type Event struct {
 }
 
 // Bounds of the statistics of one zone. With them a zone's statistics
-// take at most about 12 MiB (see the README's figures): bots × (row +
+// take at most about 12 MiB (see docs/review.md): bots × (row +
 // top paths + top rules) + the series + the versions' text.
 const (
 	// MaxBots is how many bots (product tokens) live statistics track by

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,47 +27,78 @@ func TestExampleConfigs(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no example configs: %v", err)
 	}
-	adapter := caddyconfig.GetAdapter("caddyfile")
 	for _, file := range files {
 		t.Run(file, func(t *testing.T) {
 			body, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := t.TempDir()
-			for _, sub := range []string{"www", "robots", "log"} {
-				if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := os.WriteFile(filepath.Join(dir, "www", "robots.txt"), []byte("User-agent: *\nDisallow: /private/\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			text := strings.NewReplacer(
-				"/srv/www", filepath.Join(dir, "www"),
-				"/etc/robots", filepath.Join(dir, "robots"),
-				"/var/log/caddy", filepath.Join(dir, "log"),
-			).Replace(string(body))
-			out, warnings, err := adapter.Adapt([]byte(text), map[string]any{"filename": file})
-			if err != nil {
-				t.Fatalf("adapt: %v", err)
-			}
-			for _, w := range warnings {
-				t.Errorf("adapt warning: %s", w)
-			}
-			if !strings.Contains(string(out), `"handler":"robots_guard"`) {
-				t.Errorf("no robots_guard handler in %s", out)
-			}
-			var cfg caddy.Config
-			if err := json.Unmarshal(out, &cfg); err != nil {
-				t.Fatal(err)
-			}
-			if err := caddy.Validate(&cfg); err != nil {
-				t.Errorf("validate: %v", err)
-			}
-			checkStrictProxies(t, out)
+			checkCaddyfile(t, file, body)
 		})
 	}
+}
+
+// TestReadmeCaddyfiles: the README's deploy Caddyfiles work as written:
+// each caddyfile block of README.md is checked as the example files are.
+func TestReadmeCaddyfiles(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := 0
+	for rest := string(readme); ; {
+		_, after, ok := strings.Cut(rest, "```caddyfile\n")
+		if !ok {
+			break
+		}
+		block, tail, _ := strings.Cut(after, "```")
+		rest = tail
+		blocks++
+		t.Run(strconv.Itoa(blocks), func(t *testing.T) { checkCaddyfile(t, "README.md", []byte(block)) })
+	}
+	if blocks < 2 {
+		t.Errorf("the README shows %d Caddyfiles, want the deploy section's two", blocks)
+	}
+}
+
+// checkCaddyfile: body is formatted, adapts without warnings and passes
+// Caddy's validation, with its absolute paths moved to a temporary
+// directory; a server that trusts proxies reads them strictly.
+func checkCaddyfile(t *testing.T, file string, body []byte) {
+	t.Helper()
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	dir := t.TempDir()
+	for _, sub := range []string{"www", "robots", "log"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "www", "robots.txt"), []byte("User-agent: *\nDisallow: /private/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.NewReplacer(
+		"/srv/www", filepath.Join(dir, "www"),
+		"/etc/robots", filepath.Join(dir, "robots"),
+		"/var/log/caddy", filepath.Join(dir, "log"),
+	).Replace(string(body))
+	out, warnings, err := adapter.Adapt([]byte(text), map[string]any{"filename": file})
+	if err != nil {
+		t.Fatalf("adapt: %v", err)
+	}
+	for _, w := range warnings {
+		t.Errorf("adapt warning: %s", w)
+	}
+	if !strings.Contains(string(out), `"handler":"robots_guard"`) {
+		t.Errorf("no robots_guard handler in %s", out)
+	}
+	var cfg caddy.Config
+	if err := json.Unmarshal(out, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := caddy.Validate(&cfg); err != nil {
+		t.Errorf("validate: %v", err)
+	}
+	checkStrictProxies(t, out)
 }
 
 // checkStrictProxies: a server that trusts proxies reads X-Forwarded-For
