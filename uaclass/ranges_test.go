@@ -1,11 +1,15 @@
 package uaclass
 
 import (
+	"context"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLoadRangesBounds: a directory, a missing file and a file above the
@@ -75,4 +79,141 @@ func TestReadRanges(t *testing.T) {
 			t.Errorf("ReadRanges(%v) = %v, want %s: ...%s...", tc.files, err, tc.token, tc.want)
 		}
 	}
+}
+
+// TestParseRangeFormats: the lists as Google, OpenAI, Bing and the JAFAR
+// draft publish them, and a hand-written text list, parse with their
+// creation time and sync token; garbage, an HTML page, an empty body and
+// a list with one bad entry are refused whole.
+func TestParseRangeFormats(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc, format, created, sync string
+		prefixes                         []string
+	}{
+		{"google", `{
+  "creationTime": "2026-11-20T15:46:01.000000",
+  "syncToken": "1763653561000",
+  "prefixes": [
+    {
+      "ipv6Prefix": "2001:4860:4801:10::/64"
+    },
+    {
+      "ipv4Prefix": "66.249.64.0/27"
+    }
+  ]
+}`, FormatPrefixes, "2026-11-20T15:46:01Z", "1763653561000", []string{"2001:4860:4801:10::/64", "66.249.64.0/27"}},
+		{"openai", `{"creationTime": "2026-10-11T17:23:01.085549", "prefixes": [{"ipv4Prefix": "52.230.152.0/24"}, {"ipv4Prefix": "20.171.206.0/24"}]}`,
+			FormatPrefixes, "2026-10-11T17:23:01.085549Z", "", []string{"52.230.152.0/24", "20.171.206.0/24"}},
+		{"bing", "\xef\xbb\xbf{\r\n  \"creationTime\": \"2026-11-26T19:21:25.2412406+00:00\",\r\n  \"prefixes\": [\r\n    {\"ipv4Prefix\": \"157.55.39.0/24\"},\r\n    {\"ipv4Prefix\": \"207.46.13.0/24\"}\r\n  ]\r\n}\r\n",
+			FormatPrefixes, "2026-11-26T19:21:25.2412406Z", "", []string{"157.55.39.0/24", "207.46.13.0/24"}},
+		{"jafar", `{"formatVersion": "1.0", "synctoken": "1759417200", "creationTime": "2026-10-02T15:00:00Z",
+  "prefixes": [{"ipv4Prefix": "192.0.2.0/24", "service": "examplebot"}, {"ipv6Prefix": "2001:db8::/32", "service": "examplebot-user"}]}`,
+			FormatJAFAR, "2026-10-02T15:00:00Z", "1759417200", []string{"192.0.2.0/24", "2001:db8::/32"}},
+		{"jafar number version", `{"formatVersion": 1, "synctoken": 42, "creationTime": "yesterday", "prefixes": [{"ipv4Prefix": "192.0.2.1/24"}]}`,
+			FormatJAFAR, "0001-01-01T00:00:00Z", "42", []string{"192.0.2.0/24"}},
+		{"text", "# DuckDuckBot, copied from its help page\n20.191.45.212\n40.88.21.235 # east\n\n2001:db8::/48\r\n", FormatText, "0001-01-01T00:00:00Z", "",
+			[]string{"20.191.45.212/32", "40.88.21.235/32", "2001:db8::/48"}},
+	} {
+		l, err := ParseRangeList([]byte(tc.doc))
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		var got []string
+		for _, p := range l.Prefixes {
+			got = append(got, p.String())
+		}
+		if l.Format != tc.format || l.Created.Format(time.RFC3339Nano) != tc.created || l.SyncToken != tc.sync || strings.Join(got, " ") != strings.Join(tc.prefixes, " ") {
+			t.Errorf("%s: %s %s %q %v (%d bytes)", tc.name, l.Format, l.Created.Format(time.RFC3339Nano), l.SyncToken, got, l.Size)
+		}
+	}
+	for name, bad := range map[string]string{
+		"empty":          "",
+		"blank":          " \n\n# nothing\n",
+		"html":           "<!doctype html>\n<html><body>Bad gateway</body></html>\n",
+		"garbage":        "\x00\x01\x02\xff",
+		"no prefixes":    `{"creationTime": "2026-11-20T15:46:01", "prefixes": []}`,
+		"null prefixes":  `{"prefixes": null}`,
+		"cut short":      `{"prefixes": [{"ipv4Prefix": "66.249.64.0/27"}, {"ipv4Pre`,
+		"empty entry":    `{"prefixes": [{"ipv4Prefix": "66.249.64.0/27"}, {"service": "x"}]}`,
+		"one bad":        "20.191.45.212\n20.191.45.300\n",
+		"wrong family 6": `{"prefixes": [{"ipv6Prefix": "66.249.64.0/27"}]}`,
+		"array":          `[{"ipv4Prefix": "66.249.64.0/27"}]`,
+	} {
+		if l, err := ParseRangeList([]byte(bad)); err == nil {
+			t.Errorf("%s: accepted %v", name, l.Prefixes)
+		}
+	}
+}
+
+// TestVerifyListsSwap: a list replaced in its Ranges changes the verdicts
+// at once; a ranges bot whose only list is not loaded yet is unverified; a
+// dns bot outside its list goes to reverse DNS (here: no PTR, impostor),
+// inside it needs no lookup.
+func TestVerifyListsSwap(t *testing.T) {
+	c := newTestClassifier(t)
+	gpt := c.Classify("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)")
+	gb := c.Classify(googlebotUA)
+	gptList, gbList := &Ranges{}, NewRanges(mustList(t, "66.249.64.0/27"))
+	srv := startTestDNS(t)
+	v := NewVerifier(VerifierOptions{Lists: map[string][]*Ranges{"gptbot": {gptList}, "googlebot": {gbList}}, Resolver: srv.resolver()})
+	a, b := netip.MustParseAddr("20.171.206.17"), netip.MustParseAddr("52.230.152.9")
+	if got := v.Verify(context.Background(), a, gpt); got != Unverified {
+		t.Errorf("no list loaded: %v, want unverified", got)
+	}
+	gptList.Store(mustList(t, "20.171.206.0/24"))
+	if got, got2 := v.Verify(context.Background(), a, gpt), v.Verify(context.Background(), b, gpt); got != Verified || got2 != Impostor {
+		t.Errorf("first list: %v %v", got, got2)
+	}
+	gptList.Store(mustList(t, "52.230.152.0/24"))
+	if got, got2 := v.Verify(context.Background(), a, gpt), v.Verify(context.Background(), b, gpt); got != Impostor || got2 != Verified {
+		t.Errorf("second list: %v %v", got, got2)
+	}
+	if l := v.Lists("gptbot"); len(l) != 1 || l[0].Prefixes[0].String() != "52.230.152.0/24" {
+		t.Errorf("Lists = %v", l)
+	}
+	q := srv.queries.Load()
+	if got := v.Verify(context.Background(), netip.MustParseAddr("66.249.64.3"), gb); got != Verified || srv.queries.Load() != q {
+		t.Errorf("googlebot in its list: %v after %d lookups", got, srv.queries.Load()-q)
+	}
+	if got := v.Verify(context.Background(), netip.MustParseAddr("10.9.9.9"), gb); got != Impostor || srv.queries.Load() == q {
+		t.Errorf("googlebot outside its list: %v, lookups %d (want reverse DNS)", got, srv.queries.Load()-q)
+	}
+}
+
+func mustList(t *testing.T, prefixes ...string) *RangeList {
+	t.Helper()
+	l, err := ParseRangeList([]byte(strings.Join(prefixes, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// FuzzParseRangeList: any input, JSON or text, is parsed or refused
+// without panicking; what is accepted has a range, every range masked,
+// and a list parses the same the second time.
+func FuzzParseRangeList(f *testing.F) {
+	f.Add([]byte(`{"creationTime":"2026-11-20T15:46:01.000000","syncToken":"1","prefixes":[{"ipv4Prefix":"66.249.64.0/27"},{"ipv6Prefix":"2001:4860:4801:10::/64"}]}`))
+	f.Add([]byte(`{"formatVersion":"1.0","synctoken":"1759417200","prefixes":[{"ipv4Prefix":"192.0.2.0/24","service":"x"}]}`))
+	f.Add([]byte("# list\n20.191.45.212\n2001:db8::/48 # v6\n"))
+	f.Add([]byte("\xef\xbb\xbf{\"prefixes\":[{\"ipv4Prefix\":\"1.2.3.4/8\",\"ipv6Prefix\":\"::1/128\"}]}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := ParseRangeList(data)
+		if err != nil {
+			return
+		}
+		if len(l.Prefixes) == 0 {
+			t.Fatal("accepted a list without ranges")
+		}
+		for _, p := range l.Prefixes {
+			if p != p.Masked() || !p.Contains(p.Addr()) || !l.Contains(p.Addr()) {
+				t.Fatalf("accepted %v, not a masked range it contains", p)
+			}
+		}
+		again, err := ParseRangeList(data)
+		if err != nil || !slices.Equal(again.Prefixes, l.Prefixes) || again.Format != l.Format {
+			t.Fatalf("parsed differently the second time: %v", err)
+		}
+	})
 }

@@ -78,9 +78,15 @@ type VerifierOptions struct {
 	// lookups need. Default: 4.
 	PrefixInflight int
 	// Ranges maps a bot token to the IP ranges its operator publishes (see
-	// [LoadRanges]). A bot with ranges is checked against them, whatever
-	// its database method.
+	// [LoadRanges]), fixed for the verifier's life.
 	Ranges map[string][]netip.Prefix
+	// Lists maps a bot token to the lists of its ranges in force, which a
+	// refresh may replace (see [Ranges]); with Ranges, they are the bot's
+	// lists. A client in one of a bot's lists is verified. Outside them, a
+	// bot of database method "dns" is checked by reverse DNS (the lists
+	// only spare it the lookups), any other is an impostor, or unverified
+	// while none of its lists is loaded.
+	Lists map[string][]*Ranges
 	// Now returns the current time. Default: time.Now.
 	Now func() time.Time
 }
@@ -98,7 +104,8 @@ type VerifierOptions struct {
 // address and bot are coalesced, and bounded in total and per prefix.
 // Cached reads take no lock.
 type Verifier struct {
-	opts VerifierOptions
+	opts  VerifierOptions
+	lists map[string][]*Ranges // Ranges and Lists by token
 
 	byAddr   *verdictCache[netip.Addr] // verified addresses -> confirmed PTR name
 	verdicts *verdictCache[verifyKey]  // (address, token) -> verdict
@@ -147,8 +154,16 @@ func NewVerifier(opts VerifierOptions) *Verifier {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	lists := map[string][]*Ranges{}
+	for tok, prefixes := range opts.Ranges {
+		lists[tok] = append(lists[tok], NewRanges(&RangeList{Prefixes: prefixes}))
+	}
+	for tok, rs := range opts.Lists {
+		lists[tok] = append(lists[tok], rs...)
+	}
 	return &Verifier{
 		opts:     opts,
+		lists:    lists,
 		byAddr:   newVerdictCache(opts.MaxEntries, func(ip netip.Addr) netip.Addr { return ip }),
 		verdicts: newVerdictCache(opts.MaxEntries, func(k verifyKey) netip.Addr { return k.ip }),
 		inflight: map[verifyKey]*lookup{},
@@ -165,13 +180,22 @@ func (v *Verifier) Verify(ctx context.Context, ip netip.Addr, r Result) Verdict 
 		return NotClaimed
 	}
 	ip = ip.Unmap()
-	if prefixes, ok := v.opts.Ranges[b.Token]; ok {
-		for _, p := range prefixes {
-			if p.Contains(ip) {
-				return Verified
+	if lists, ok := v.lists[b.Token]; ok {
+		loaded := false
+		for _, r := range lists {
+			if l := r.Load(); l != nil {
+				if l.Contains(ip) {
+					return Verified
+				}
+				loaded = true
 			}
 		}
-		return Impostor
+		if b.Verify != VerifyDNS {
+			if !loaded {
+				return Unverified // none of its lists is loaded yet
+			}
+			return Impostor
+		}
 	}
 	switch b.Verify {
 	case VerifyRanges:
@@ -212,6 +236,16 @@ func (v *Verifier) Verify(ctx context.Context, ip netip.Addr, r Result) Verdict 
 	case <-ctx.Done():
 	}
 	return Unverified
+}
+
+// Lists returns the lists of token's ranges in force, nil for those not
+// loaded.
+func (v *Verifier) Lists(token string) []*RangeList {
+	var out []*RangeList
+	for _, r := range v.lists[token] {
+		out = append(out, r.Load())
+	}
+	return out
 }
 
 // start joins the lookup for key, or starts one if a slot is free in total

@@ -68,6 +68,11 @@ type Options struct {
 	// Transport carries the requests. Default: a transport of its own
 	// that ignores proxy settings and keeps no idle connections.
 	Transport http.RoundTripper
+	// MaxBody is how much of a body a fetch reads, the last byte to know
+	// that there is more (see Result.Truncated). Default: MaxBody.
+	MaxBody int64
+	// Accept is the Accept header. Default: "text/plain, */*;q=0.5".
+	Accept string
 }
 
 // Fetcher fetches one configured robots.txt. It holds no state between
@@ -82,6 +87,8 @@ type Fetcher struct {
 	userAgent string
 	header    http.Header
 	transport http.RoundTripper
+	maxBody   int64
+	accept    string
 }
 
 // New returns a Fetcher for o.URL. It fails on a URL or Host that Check
@@ -101,7 +108,13 @@ func New(o Options) (*Fetcher, error) {
 			return nil, err
 		}
 	}
-	f := &Fetcher{url: u, host: o.Host, origin: originOf(u), timeout: o.Timeout, userAgent: o.UserAgent, header: o.Header.Clone(), transport: o.Transport}
+	f := &Fetcher{url: u, host: o.Host, origin: originOf(u), timeout: o.Timeout, userAgent: o.UserAgent, header: o.Header.Clone(), transport: o.Transport, maxBody: o.MaxBody, accept: o.Accept}
+	if f.maxBody <= 0 {
+		f.maxBody = MaxBody
+	}
+	if f.accept == "" {
+		f.accept = "text/plain, */*;q=0.5"
+	}
 	if f.host == "" {
 		f.host = u.Host
 	}
@@ -217,7 +230,7 @@ func (f *Fetcher) Fetch(ctx context.Context, v Validators) Result {
 	}
 	req.Host = f.host
 	req.Header.Set("User-Agent", f.userAgent)
-	req.Header.Set("Accept", "text/plain, */*;q=0.5")
+	req.Header.Set("Accept", f.accept)
 	for name, values := range f.header {
 		req.Header[name] = values
 	}
@@ -285,10 +298,10 @@ func (f *Fetcher) Fetch(ctx context.Context, v Validators) Result {
 	return res.unreachable(fmt.Errorf("unexpected status %d", code))
 }
 
-// read reads a 2xx body: at most MaxBody bytes, and all of them, or the
+// read reads a 2xx body: at most maxBody bytes, and all of them, or the
 // fetch is unreachable (a body cut short by the network is not the file).
 func (f *Fetcher) read(ctx context.Context, resp *http.Response, res Result) Result {
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBody))
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("timed out after %v", f.timeout)
@@ -299,7 +312,7 @@ func (f *Fetcher) read(ctx context.Context, resp *http.Response, res Result) Res
 	res.Body = data
 	res.Size = int64(len(data))
 	res.EndsLine = len(data) == 0 || data[len(data)-1] == '\n' || data[len(data)-1] == '\r'
-	if len(data) == MaxBody && resp.ContentLength != int64(len(data)) {
+	if int64(len(data)) == f.maxBody && resp.ContentLength != int64(len(data)) {
 		// Only the head counts. The rest is read, up to MaxDrain bytes,
 		// and dropped, to tell the size and whether the body ends a
 		// line (both unknown beyond MaxDrain, and then taken as the
