@@ -53,6 +53,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 //
 //	robots_guard [<matcher>] {
 //	    robots           <robots.txt file or http(s) URL>
+//	    robots_optional
 //	    robots_host      <host>
 //	    robots_header    <field> <value>
 //	    robots_refresh   <duration>
@@ -210,8 +211,9 @@ func fieldOption[T string | bool | int | caddy.Duration](path string, to func(h 
 // checkConfig or in the owning package's Settings, and rows in the tests'
 // tables.
 var caddyfileOptions = map[string]caddyfileOption{
-	"robots":      fieldOption("robots", func(h *Handler) *string { return &h.Robots }),
-	"robots_host": fieldOption("robots_host", func(h *Handler) *string { return &h.RobotsHost }),
+	"robots":          fieldOption("robots", func(h *Handler) *string { return &h.Robots }),
+	"robots_optional": fieldOption("robots_optional", func(h *Handler) *bool { return &h.RobotsOptional }),
+	"robots_host":     fieldOption("robots_host", func(h *Handler) *string { return &h.RobotsHost }),
 	"robots_header": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		args, err := r.args(2, 2, "<field> <value>")
 		if err != nil {

@@ -35,6 +35,7 @@ func TestCaddyfileOptions(t *testing.T) {
 	}
 	h, err := unmarshal(t, `robots_guard {
 		robots /srv/robots.txt
+		robots_optional
 		serve_robots off
 		mode dry_run
 		block_class ai seo
@@ -83,7 +84,7 @@ func TestCaddyfileOptions(t *testing.T) {
 	}
 	off := false
 	want := &Handler{
-		Robots: "/srv/robots.txt", ServeRobots: &off, Mode: "dry_run",
+		Robots: "/srv/robots.txt", RobotsOptional: true, ServeRobots: &off, Mode: "dry_run",
 		BlockClasses: []string{"ai", "seo", "bad"},
 		Traps:        []string{"/trap/", "/*.bak$"},
 		Sitemaps:     []string{"https://example.com/sitemap.xml"},
@@ -117,7 +118,7 @@ func TestCaddyfileOptions(t *testing.T) {
 	}
 
 	// Verification may be turned off; grace 0 means none.
-	h, err = unmarshal(t, "robots_guard {\n robots /srv/robots.txt\n verify off\n serve_robots on\n grace 0\n}")
+	h, err = unmarshal(t, "robots_guard {\n robots /srv/robots.txt\n robots_optional\n verify off\n serve_robots on\n grace 0\n}")
 	if err != nil || h.Robots != "/srv/robots.txt" || h.Verify == nil || !h.Verify.Disabled || h.ServeRobots == nil || !*h.ServeRobots || h.Grace != -1 {
 		t.Errorf("short form: %+v, %v", h, err)
 	}
@@ -157,6 +158,7 @@ func TestCaddyfileAdapt(t *testing.T) {
 	reverse_proxy /api/* localhost:9000
 	robots_guard {
 		robots /srv/robots.txt
+		robots_optional
 		trap /trap/
 	}
 }`), nil)
@@ -173,7 +175,7 @@ func TestCaddyfileAdapt(t *testing.T) {
 			t.Errorf("%s does not come after robots_guard in %s", other, js)
 		}
 	}
-	if !strings.Contains(js, `"robots":"/srv/robots.txt","traps":["/trap/"]`) {
+	if !strings.Contains(js, `"robots":"/srv/robots.txt","robots_optional":true,"traps":["/trap/"]`) {
 		t.Errorf("options not adapted: %s", js)
 	}
 	_, _, err = adapter.Adapt([]byte(":8080 {\n\trobots_guard {\n\t\tstrikes none\n\t}\n}"), nil)

@@ -107,7 +107,7 @@ func (h *Handler) check() (*settings, error) {
 	if h.Mode == "" {
 		h.Mode = "enforce"
 	}
-	fetcher, refresh, err := source.Settings{Robots: h.Robots, Host: h.RobotsHost, Headers: h.RobotsHeaders, Refresh: time.Duration(h.RobotsRefresh)}.Check()
+	fetcher, refresh, err := source.Settings{Robots: h.Robots, Optional: h.RobotsOptional, Host: h.RobotsHost, Headers: h.RobotsHeaders, Refresh: time.Duration(h.RobotsRefresh)}.Check()
 	if err != nil {
 		return nil, err
 	}

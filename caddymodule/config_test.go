@@ -48,6 +48,11 @@ func TestConfigErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	agentKey := newTestAgentKey(t).jwks
+	robotsFile := filepath.Join(dir, "robots.txt")
+	if err := os.WriteFile(robotsFile, []byte("User-agent: *\nDisallow: /admin/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	typo := filepath.Join(dir, "wwww", "robots.txt")
 	const classes = "(want one of browser, search, ai, seo, social, monitor, script, bad, bot, unknown)"
 	const parts = ", or a part of class ai: ai-training, ai-search, ai-user"
 	covered := map[string]bool{}
@@ -87,12 +92,16 @@ func TestConfigErrors(t *testing.T) {
 		{"", "", `"log_repeats": 5, "web_bot_auth": {"max_validity": 3600}`, "robots_guard: web_bot_auth.max_validity: must be at least 1s, got 3.6µs (JSON numbers are nanoseconds; write \"3600s\")\nrobots_guard: log_repeats: must be at least 1ms, got 5ns (JSON numbers are nanoseconds; write \"5s\")"},
 		{"strikess 3", "robots_guard: unrecognized option 'strikess' (did you mean 'strikes'?), at Testfile:2", "", ""},
 		{"x_robot_tag /x noindex", "robots_guard: unrecognized option 'x_robot_tag' (did you mean 'x_robots_tag'?), at Testfile:2", "", ""},
-		{"robots\n robots /b", "robots_guard: robots: want one argument, got 0, at Testfile:2", "", ""},
-		{"robots /a\n robots /b", "robots_guard: option 'robots' already specified, at Testfile:3", "", ""},
+		{"robots\n robots " + robotsFile, "robots_guard: robots: want one argument, got 0, at Testfile:2", "", ""},
+		{"robots " + robotsFile + "\n robots /b", "robots_guard: option 'robots' already specified, at Testfile:3", "", ""},
+		// Issue 26, mistake 2: a typo in the path was one warning at run time.
+		{"robots " + typo, "robots_guard: robots: " + typo + " does not exist (a typo in the path?); to start without it on purpose, with no rules until it appears, add robots_optional, at Testfile:2", `"robots": "` + typo + `"`, "robots_guard: robots: " + typo + " does not exist (a typo in the path?); to start without it on purpose, with no rules until it appears, add robots_optional"},
+		{"robots " + dir, "robots_guard: robots: " + dir + " is a folder; name the robots.txt file in it, at Testfile:2", "", ""},
+		{"robots_optional", "robots_guard: robots_optional: only for a robots.txt file (robots /path/to/robots.txt), which may then be missing at start, at Testfile:2", `"robots": "http://127.0.0.1:3000/robots.txt", "robots_optional": true`, "robots_guard: robots_optional: only for a robots.txt file (robots /path/to/robots.txt), which may then be missing at start"},
 		{"robots ftp://127.0.0.1/robots.txt", `robots_guard: robots: "ftp://127.0.0.1/robots.txt": only http and https URLs can be fetched, at Testfile:2`, `"robots": "ftp://127.0.0.1/robots.txt"`, `robots_guard: robots: "ftp://127.0.0.1/robots.txt": only http and https URLs can be fetched`},
 		{"robots http:///robots.txt", `robots_guard: robots: "http:///robots.txt" is not an absolute http(s) URL, at Testfile:2`, `"robots": "https://:443/robots.txt"`, `robots_guard: robots: "https://:443/robots.txt" is not an absolute http(s) URL`},
 		{`robots "http://127.0.0.1:3000/robots .txt"`, `robots_guard: robots: "http://127.0.0.1:3000/robots .txt" contains white space or control characters, at Testfile:2`, "", ""},
-		{"robots_host example.com", "robots_guard: robots_host: only for a robots.txt read from a URL (robots http://... or https://...), at Testfile:2", `"robots": "/srv/robots.txt", "robots_host": "example.com"`, "robots_guard: robots_host: only for a robots.txt read from a URL (robots http://... or https://...)"},
+		{"robots_host example.com", "robots_guard: robots_host: only for a robots.txt read from a URL (robots http://... or https://...), at Testfile:2", `"robots": "` + robotsFile + `", "robots_host": "example.com"`, "robots_guard: robots_host: only for a robots.txt read from a URL (robots http://... or https://...)"},
 		{"robots http://127.0.0.1:3000/robots.txt\n robots_host example.com/x", `robots_guard: robots_host: "example.com/x" is not a host name (want host or host:port), at Testfile:3`, `"robots": "http://127.0.0.1:3000/robots.txt", "robots_host": "example.com:"`, `robots_guard: robots_host: "example.com:" is not a host name (want host or host:port)`},
 		{"robots_host", "robots_guard: robots_host: want one argument, got 0, at Testfile:2", "", ""},
 		{"robots_header X-Forwarded-Proto", "robots_guard: robots_header: want <field> <value>, got 1 arguments, at Testfile:2", "", ""},
@@ -102,7 +111,7 @@ func TestConfigErrors(t *testing.T) {
 		{"robots_refresh soon", "robots_guard: robots_refresh: 'soon' is not a duration, at Testfile:2", "", ""},
 		{"robots_refresh 0s", "robots_guard: robots_refresh: must be above 0, got 0s, at Testfile:2", "", ""},
 		{"robots http://127.0.0.1:3000/robots.txt\n robots_refresh 100ms", "robots_guard: robots_refresh: must be at least 1s, got 100ms, at Testfile:3", `"robots": "http://127.0.0.1:3000/robots.txt", "robots_refresh": -1`, "robots_guard: robots_refresh: must be at least 1s, got -1ns"},
-		{"robots /srv/robots.txt\n robots_refresh 1m", "robots_guard: robots_refresh: only for a robots.txt read from a URL (robots http://... or https://...), at Testfile:3", "", ""},
+		{"robots " + robotsFile + "\n robots_refresh 1m", "robots_guard: robots_refresh: only for a robots.txt read from a URL (robots http://... or https://...), at Testfile:3", "", ""},
 		{"serve_robots maybe", "robots_guard: serve_robots: want on or off, got 'maybe', at Testfile:2", `"serve_robots": "maybe"`, `robots_guard: serve_robots: want true or false, got a string ("maybe")`},
 		{"mode loud", `robots_guard: mode: unknown mode "loud" (want enforce or dry_run), at Testfile:2`, `"mode": "loud"`, `robots_guard: mode: unknown mode "loud" (want enforce or dry_run)`},
 		{"mode enforce\n mode dry_run", "robots_guard: option 'mode' already specified, at Testfile:3", "", ""},

@@ -44,9 +44,8 @@ type Handler struct {
 	// where the application serves it (usually the upstream,
 	// "http://127.0.0.1:3000/robots.txt"). A file is watched and reloaded
 	// once a change has settled (stayed the same for a second); an invalid
-	// or cut-short edit keeps the last good rules. A file missing at start
-	// means no rules (RFC 9309: "unavailable" allows everything), with a
-	// warning that is repeated while it lasts, until it appears. A URL is
+	// or cut-short edit keeps the last good rules. A file that does not
+	// exist when the config loads is an error (see RobotsOptional). A URL is
 	// fetched at start and every RobotsRefresh, straight from the
 	// configured address (never through Caddy's routes), with conditional
 	// requests; a 2xx installs the file as a file is installed, a 4xx
@@ -55,6 +54,13 @@ type Handler struct {
 	// 2.3.1). Only the first 500 KiB count (RFC 9309 section 2.5).
 	// Default: none, no rules.
 	Robots string `json:"robots,omitempty"`
+
+	// RobotsOptional lets the Robots file be missing when the config
+	// loads, on purpose (a file a deploy writes later): until it appears
+	// no rules are enforced (RFC 9309: "unavailable" allows everything),
+	// with a warning repeated while it lasts. Only with a Robots file.
+	// Default: false, a missing file is an error naming the path.
+	RobotsOptional bool `json:"robots_optional,omitempty"`
 
 	// RobotsHost is the Host header of the fetches of a Robots URL: the
 	// site's name, for an application that answers by name (WordPress,

@@ -1,8 +1,11 @@
 package source
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -19,13 +22,23 @@ type Settings struct {
 	Host    string            // the fetches' Host header (URL only)
 	Headers map[string]string // header fields of the fetches (URL only)
 	Refresh time.Duration     // how often the URL is fetched; 0: DefaultRefresh (URL only)
+	// Optional lets a file that does not exist yet pass the check: no
+	// rules until it appears (file only).
+	Optional bool
 }
 
 // Check checks s and returns, for a URL, the fetcher and the refresh
 // interval (with its default); for a file, nil and 0. Its errors are
 // *field.Error with the configuration's paths: robots, robots_host,
-// robots_headers.<Field>, robots_refresh.
+// robots_headers.<Field>, robots_refresh, robots_optional.
+//
+// A file that does not exist is an error unless Optional is set: a typo in
+// the path would otherwise start a guard that enforces nothing, with one
+// warning at run time. A folder is an error too.
 func (s Settings) Check() (*upstream.Fetcher, time.Duration, error) {
+	if s.Optional && (s.Robots == "" || upstream.IsURL(s.Robots)) {
+		return nil, 0, field.Errorf("robots_optional", "only for a robots.txt file (robots /path/to/robots.txt), which may then be missing at start")
+	}
 	if !upstream.IsURL(s.Robots) {
 		if scheme, _, ok := strings.Cut(s.Robots, "://"); ok && !strings.ContainsAny(scheme, "/.") {
 			return nil, 0, field.Errorf("robots", "%q: only http and https URLs can be fetched", s.Robots)
@@ -42,7 +55,7 @@ func (s Settings) Check() (*upstream.Fetcher, time.Duration, error) {
 				return nil, 0, field.Errorf(o.path, "only for a robots.txt read from a URL (robots http://... or https://...)")
 			}
 		}
-		return nil, 0, nil
+		return nil, 0, checkFile(s.Robots, s.Optional)
 	}
 	if _, err := upstream.ParseURL(s.Robots); err != nil {
 		return nil, 0, field.Wrap("robots", err)
@@ -68,4 +81,20 @@ func (s Settings) Check() (*upstream.Fetcher, time.Duration, error) {
 		return nil, 0, field.Wrap("robots", err)
 	}
 	return f, s.Refresh, nil
+}
+
+// checkFile checks that the robots.txt file exists ("" names none), unless
+// optional, and is no folder.
+func checkFile(path string, optional bool) error {
+	if path == "" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !optional:
+		return field.Errorf("robots", "%s does not exist (a typo in the path?); to start without it on purpose, with no rules until it appears, add robots_optional", path)
+	case err == nil && st.IsDir():
+		return field.Errorf("robots", "%s is a folder; name the robots.txt file in it", path)
+	}
+	return nil
 }

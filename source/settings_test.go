@@ -2,6 +2,8 @@ package source
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,7 +14,12 @@ import (
 // options; a URL gets a fetcher and the default refresh; each bad value
 // is a *field.Error with its configuration path.
 func TestSettingsCheck(t *testing.T) {
-	if f, refresh, err := (Settings{Robots: "/srv/robots.txt"}).Check(); f != nil || refresh != 0 || err != nil {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "robots.txt")
+	if err := os.WriteFile(file, []byte("User-agent: *\nDisallow: /admin/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f, refresh, err := (Settings{Robots: file}).Check(); f != nil || refresh != 0 || err != nil {
 		t.Errorf("file: %v %v %v", f, refresh, err)
 	}
 	if f, refresh, err := (Settings{}).Check(); f != nil || refresh != 0 || err != nil {
@@ -36,11 +43,31 @@ func TestSettingsCheck(t *testing.T) {
 		{"robots_headers.If-None-Match", Settings{Robots: url, Headers: map[string]string{"If-None-Match": "*"}}},
 		{"robots_refresh", Settings{Robots: url, Refresh: 100 * time.Millisecond}},
 		{"robots_refresh", Settings{Robots: url, Refresh: -1}},
+		{"robots", Settings{Robots: filepath.Join(dir, "typo", "robots.txt")}},
+		{"robots", Settings{Robots: dir}},
+		{"robots", Settings{Robots: dir, Optional: true}},
+		{"robots_optional", Settings{Optional: true}},
+		{"robots_optional", Settings{Robots: url, Optional: true}},
 	} {
 		_, _, err := tc.s.Check()
 		var fe *field.Error
 		if !errors.As(err, &fe) || fe.Path != tc.path {
 			t.Errorf("%+v: %v, want an error of %s", tc.s, err, tc.path)
 		}
+	}
+}
+
+// TestSettingsMissingFile: a robots file that does not exist is an error
+// that names the path and the option that allows it; with Optional it
+// passes.
+func TestSettingsMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wwww", "robots.txt")
+	_, _, err := Settings{Robots: path}.Check()
+	want := "robots: " + path + " does not exist (a typo in the path?); to start without it on purpose, with no rules until it appears, add robots_optional"
+	if err == nil || err.Error() != want {
+		t.Errorf("missing file: %v\nwant %s", err, want)
+	}
+	if _, _, err := (Settings{Robots: path, Optional: true}).Check(); err != nil {
+		t.Errorf("missing file, optional: %v", err)
 	}
 }

@@ -218,12 +218,14 @@ func TestFaultFolderReplaced(t *testing.T) {
 	waitStatus(t, s, "/index.html", faultBot, 403)
 }
 
-// TestFaultMissingFile: a robots path that does not exist warns at start,
-// in the main log, and the file is enforced once it appears.
+// TestFaultMissingFile: a robots path that does not exist, on purpose
+// (robots_optional; without it the config is refused, see
+// TestMistakeRobotsTypo), warns at start, in the main log, and the file is
+// enforced once it appears.
 func TestFaultMissingFile(t *testing.T) {
 	need(t, "curl")
 	path := filepath.Join(t.TempDir(), "robots.txt")
-	s := start(t, options{robotsPath: path, guard: faultGuard})
+	s := start(t, options{robotsPath: path, guard: faultGuard + "\n\t\trobots_optional"})
 	waitLogged(t, s, "robots.txt not found")
 	if code, _, _ := curl(t, s.front, "/private/report.html", faultBot); code != 200 {
 		t.Errorf("no robots.txt means no rules: /private/ %d", code)

@@ -48,6 +48,39 @@ func writeTestFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
+// TestMistakeRobotsTypo (issue 26, mistake 2): a typo in the robots path
+// validated and started a guard that enforced nothing, with one warning
+// at run time; now caddy validate, adapt and run refuse it, naming the
+// path, its line and the option that allows a missing file on purpose;
+// with robots_optional it validates (TestFaultMissingFile runs it).
+func TestMistakeRobotsTypo(t *testing.T) {
+	need(t)
+	dir := t.TempDir()
+	robots := writeTestFile(t, dir, "www/robots.txt", "User-agent: *\nDisallow: /admin/\n")
+	typo := filepath.Join(dir, "wwww", "robots.txt")
+	config := func(extra string) string {
+		return fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard {\n\t\trobots %s\n%s\t}\n\troot * %s\n\tfile_server\n}\n", freePort(t), typo, extra, filepath.Dir(robots))
+	}
+	bad := writeTestFile(t, dir, "Caddyfile", config(""))
+	want := fmt.Sprintf("robots_guard: robots: %s does not exist (a typo in the path?); to start without it on purpose, with no rules until it appears, add robots_optional, at %s:4", typo, bad)
+	for _, cmd := range []string{"validate", "adapt", "run"} {
+		out, code := caddyCmd(t, dir, cmd, "--config", bad)
+		if code == 0 || !strings.Contains(out, want) || strings.Contains(out, "Valid configuration") {
+			t.Errorf("caddy %s of robots %s: exit %d\n%s\nwant %q", cmd, typo, code, out, want)
+		}
+	}
+	js := writeTestFile(t, dir, "bad.json", fmt.Sprintf(`{"admin": {"disabled": true}, "apps": {"http": {"servers": {"s": {"listen": ["127.0.0.1:%d"],
+		"routes": [{"handle": [{"handler": "robots_guard", "verify": {"disabled": true}, "robots": %q}]}]}}}}}`, freePort(t), typo))
+	want = fmt.Sprintf("robots_guard: robots: %s does not exist (a typo in the path?); to start without it on purpose, with no rules until it appears, add robots_optional", typo)
+	if out, code := caddyCmd(t, dir, "validate", "--config", js); code == 0 || !strings.Contains(out, want) {
+		t.Errorf("caddy validate of JSON robots %s: exit %d\n%s\nwant %q", typo, code, out, want)
+	}
+	optional := writeTestFile(t, dir, "optional.Caddyfile", config("\t\trobots_optional\n"))
+	if out, code := caddyCmd(t, dir, "validate", "--config", optional); code != 0 || !strings.Contains(out, "Valid configuration") {
+		t.Errorf("caddy validate with robots_optional: exit %d\n%s", code, out)
+	}
+}
+
 // TestMistakeDirectiveLine (issue 26, mistake 3): the robots.txt file on
 // the directive line, as root takes its folder, was read as a path matcher
 // and "Valid configuration" guarded nothing; now caddy validate and adapt

@@ -30,7 +30,7 @@ var DurationFloors = map[string]time.Duration{
 // Dependents are the fields of robots_guard's config that mean nothing
 // without the field they are listed under: when that field is bad, [All]
 // does not report them too.
-var Dependents = map[string][]string{"robots": {"robots_host", "robots_headers", "robots_refresh"}}
+var Dependents = map[string][]string{"robots": {"robots_optional", "robots_host", "robots_headers", "robots_refresh"}}
 
 // CaddyfileSpellings are the Caddyfile spellings of the JSON fields of
 // robots_guard that an option of another name sets, for the hint to a JSON
