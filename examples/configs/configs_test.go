@@ -73,8 +73,10 @@ func checkCaddyfile(t *testing.T, file string, body []byte) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "www", "robots.txt"), []byte("User-agent: *\nDisallow: /private/\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, sub := range []string{"www", "robots"} { // a robots file must exist when the config loads
+		if err := os.WriteFile(filepath.Join(dir, sub, "robots.txt"), []byte("User-agent: *\nDisallow: /private/\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	text := strings.NewReplacer(
 		"/srv/www", filepath.Join(dir, "www"),
