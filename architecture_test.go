@@ -11,7 +11,7 @@ import (
 
 // TestArchitecture checks the layout the README describes with "go list":
 // only caddymodule, the example Caddy main and this root package depend on
-// Caddy, directly or not, tests included; policy and evidence use the
+// Caddy, directly or not, tests included; policy, evidence and tlsprint use the
 // standard library only; and dependencies point one way: caddymodule -> enforce -> {policy,
 // uaclass}, and nothing below caddymodule imports it.
 func TestArchitecture(t *testing.T) {
@@ -36,7 +36,7 @@ func TestArchitecture(t *testing.T) {
 	if !usesCaddy(code[mod+"/caddymodule"].deps) {
 		t.Error("caddymodule does not depend on Caddy: go list's answer is not what this test expects")
 	}
-	for _, pkg := range []string{"/policy", "/evidence"} {
+	for _, pkg := range []string{"/policy", "/evidence", "/tlsprint"} {
 		for _, d := range code[mod+pkg].deps {
 			if first, _, _ := strings.Cut(d, "/"); strings.Contains(first, ".") {
 				t.Errorf("%s depends on %s; it uses the standard library only", pkg[1:], d)

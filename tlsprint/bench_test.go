@@ -1,0 +1,22 @@
+package tlsprint
+
+import (
+	"crypto/tls"
+	"testing"
+)
+
+// BenchmarkJA4 measures the fingerprint of Chrome's hello, done once per
+// handshake, and the lookup, done once per handshake too.
+func BenchmarkJA4(b *testing.B) {
+	info := &tls.ClientHelloInfo{
+		SupportedVersions: []uint16{0x3a3a, 0x0304, 0x0303},
+		CipherSuites:      []uint16{0x4a4a, 0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f, 0xc02c, 0xc030, 0xcca9, 0xcca8, 0xc013, 0xc014, 0x009c, 0x009d, 0x002f, 0x0035},
+		Extensions:        []uint16{0xdada, 0x001b, 0x0000, 0x0033, 0x0010, 0x4469, 0x0017, 0x002d, 0x000d, 0x0005, 0x0023, 0x0012, 0x002b, 0xff01, 0x000b, 0x000a, 0x0015, 0xfafa},
+		SupportedProtos:   []string{"h2", "http/1.1"},
+		SignatureSchemes:  []tls.SignatureScheme{0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Lookup(FromClientHello(info).JA4())
+	}
+}
