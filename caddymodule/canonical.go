@@ -3,13 +3,17 @@ package caddymodule
 import (
 	"net/http"
 	"strings"
+
+	"github.com/robotsguard/robotsguard/enforce"
 )
 
 // redirect answers with a 301 to ref, which is sent as it is: unlike
 // http.Redirect, it does not clean the path, so the canonical URL is the
-// one the Link header names.
+// one the Link header names. It is sent to bots only (unless
+// canonical_redirect_humans), so it is private to the client.
 func redirect(w http.ResponseWriter, r *http.Request, ref string) {
 	w.Header().Set("Location", ref)
+	enforce.Private(w.Header()) // people may be served the page itself
 	if r.Method == http.MethodGet {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	}

@@ -548,6 +548,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		return h.refuse(w, r, &d, snap.Policy)
 	}
+	enforce.DropRewriteHeaders(r.Header) // the target judged is the one served
 	getOrHead := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if d.Reason == enforce.ReasonRobotsTxt {
 		if h.serve && getOrHead {

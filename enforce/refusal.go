@@ -15,8 +15,9 @@ import (
 // headers that say why (X-Robots-Guard with the reason,
 // X-Robots-Guard-Rule with the rule of a disallowed path, also by a
 // departure, or the preference line of a content_usage refusal,
-// Retry-After for a throttle or a block),
-// the configured body, and the error that a server's error routes can
+// Retry-After for a throttle or a block), Cache-Control: private, no-store
+// and Vary: User-Agent (a refusal is for the client that asked, never for a
+// shared cache), the configured body, and the error that a server's error routes can
 // shape. Every text is made once (per reason, per rule, per second of
 // Retry-After): a refusal formats nothing. It is safe for concurrent use.
 type Refusals struct {
@@ -120,7 +121,16 @@ func (t *Refusals) Refuse(hdr http.Header, d *Decision, p *policy.Policy) Refusa
 	// One array for the header values: the header map takes slices of it,
 	// so that a later handler that edits a value in place edits only this
 	// response's.
-	vals := new([3]string)
+	vals := new([5]string)
+	// A refusal depends on who asks (its User-Agent, its address's
+	// state): no shared cache may keep it, nor serve it to anyone else.
+	vals[3], vals[4] = "private, no-store", "User-Agent"
+	hdr["Cache-Control"] = vals[3:4:4]
+	if v := hdr["Vary"]; len(v) > 0 {
+		hdr["Vary"] = append(v, vals[4])
+	} else {
+		hdr["Vary"] = vals[4:5:5]
+	}
 	if d.Action == Throttle {
 		rf.Status, rf.Body = t.throttleStatus, t.throttleBody
 		secs := int((d.RetryAfter + time.Second - 1) / time.Second)
@@ -215,4 +225,13 @@ func (t *Refusals) seconds(secs int) string {
 	rt := &retryText{secs, strconv.Itoa(secs)}
 	t.retry.Store(rt)
 	return rt.text
+}
+
+// Private marks a response whose content depends on who asks (a refusal, a
+// redirect sent only to bots) as the client's own: Cache-Control: private,
+// no-store, and User-Agent added to Vary, so that no shared cache serves
+// it to anyone else.
+func Private(hdr http.Header) {
+	hdr["Cache-Control"] = []string{"private, no-store"}
+	hdr["Vary"] = append(hdr["Vary"], "User-Agent")
 }

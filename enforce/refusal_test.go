@@ -9,7 +9,9 @@ import (
 )
 
 // TestRefusals: the status, headers, body and error of each kind of
-// refusal; a trap is reported as a block; the texts are made once.
+// refusal; a trap is reported as a block; the texts are made once; every
+// refusal is marked private (Cache-Control: private, no-store; Vary:
+// User-Agent).
 func TestRefusals(t *testing.T) {
 	rs := NewRefusals(RefusalOptions{DenyStatus: 403, ThrottleStatus: 429, ThrottleBody: "slow down"})
 	p, p2 := &policy.Policy{}, &policy.Policy{}
@@ -51,6 +53,8 @@ func TestRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			hdr := http.Header{}
 			rf := rs.Refuse(hdr, &tc.d, p)
+			// Every refusal is the client's own (issue 29, item 4).
+			tc.header["Cache-Control"], tc.header["Vary"] = []string{"private, no-store"}, []string{"User-Agent"}
 			if rf.Status != tc.status || string(rf.Body) != tc.body {
 				t.Errorf("status %d, body %q; want %d, %q", rf.Status, rf.Body, tc.status, tc.body)
 			}
