@@ -80,7 +80,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 //	        wait           <duration>
 //	        lookup_timeout <duration>
 //	        ttl            <duration>
-//	        ranges         <token> <file>
+//	        ranges         <token> <file or url>
+//	        ranges         published
+//	        ranges_refresh <duration>
 //	    }
 //	    web_bot_auth {
 //	        trusted_agent     <agent-url> <jwks-file>
@@ -444,10 +446,19 @@ var verifyOptions = map[string]caddyfileOption{
 	"wait":           fieldOption("verify.wait", func(h *Handler) *caddy.Duration { return &h.Verify.Wait }),
 	"lookup_timeout": fieldOption("verify.lookup_timeout", func(h *Handler) *caddy.Duration { return &h.Verify.LookupTimeout }),
 	"ttl":            fieldOption("verify.ttl", func(h *Handler) *caddy.Duration { return &h.Verify.TTL }),
+	"ranges_refresh": fieldOption("verify.ranges_refresh", func(h *Handler) *caddy.Duration { return &h.Verify.RangesRefresh }),
 	"ranges": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		args, err := r.args(2, 2, "<token> <file>")
+		args, err := r.args(1, 2, "<token> <file or url>, or published")
 		if err != nil {
 			return err
+		}
+		if len(args) == 1 {
+			if args[0] != "published" {
+				return r.errf("want <token> <file or url>, or published, got '%s' alone", args[0])
+			}
+			h.Verify.PublishedRanges = true
+			r.set("verify.published_ranges")
+			return nil
 		}
 		if h.Verify.Ranges == nil {
 			h.Verify.Ranges = map[string]string{}

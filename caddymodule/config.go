@@ -2,9 +2,7 @@ package caddymodule
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -26,6 +24,8 @@ type settings struct {
 	usage  policy.UsageRules
 	// verify is nil when verification is off.
 	verify *uaclass.VerifierOptions
+	// ranges are the ranges URLs to fetch.
+	ranges source.RangeSources
 	// webBotAuth is nil when web_bot_auth is not configured.
 	webBotAuth *signature.Config
 	// fetcher fetches a robots URL; nil for a file.
@@ -123,11 +123,11 @@ func (h *Handler) check() (*settings, error) {
 		h.TarpitMax = 100
 	}
 	if h.Verify == nil || !h.Verify.Disabled {
-		opts, err := verifierOptions(h.Verify)
+		opts, ranges, err := verifierOptions(h.Verify, h.Bots)
 		if err != nil {
 			return nil, err
 		}
-		s.verify = opts
+		s.verify, s.ranges = opts, ranges
 	}
 	wba, err := checkWebBotAuth(h.WebBotAuth)
 	if err != nil {
@@ -191,11 +191,12 @@ func (h *Handler) check() (*settings, error) {
 	return s, nil
 }
 
-// verifierOptions checks the verify block and reads its range files.
-func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
-	opts := &uaclass.VerifierOptions{Ranges: map[string][]netip.Prefix{}}
+// verifierOptions checks the verify block, reads its range files and
+// returns its ranges URLs (source.RangeSettings).
+func verifierOptions(v *VerifyConfig, bots []uaclass.Bot) (*uaclass.VerifierOptions, source.RangeSources, error) {
+	opts := &uaclass.VerifierOptions{Lists: map[string][]*uaclass.Ranges{}}
 	if v == nil {
-		return opts, nil
+		return opts, source.RangeSources{}, nil
 	}
 	for _, d := range []struct {
 		path string
@@ -207,18 +208,17 @@ func verifierOptions(v *VerifyConfig) (*uaclass.VerifierOptions, error) {
 		{"verify.ttl", v.TTL, &opts.TTL},
 	} {
 		if d.v < 0 {
-			return nil, field.Wrap(d.path, field.AboveZero(time.Duration(d.v)))
+			return nil, source.RangeSources{}, field.Wrap(d.path, field.AboveZero(time.Duration(d.v)))
 		}
 		*d.to = time.Duration(d.v)
 	}
-	ranges, err := uaclass.ReadRanges(v.Ranges, maxRangesFile)
+	ranges, err := source.RangeSettings{Ranges: v.Ranges, Published: v.PublishedRanges, Bots: append(uaclass.DefaultBots(), bots...),
+		Refresh: time.Duration(v.RangesRefresh), MaxFile: maxRangesFile}.Check()
 	if err != nil {
-		var te *uaclass.TokenError
-		if errors.As(err, &te) {
-			return nil, field.Wrap("verify.ranges."+te.Token, te.Err)
-		}
-		return nil, field.Wrap("verify.ranges", err)
+		return nil, ranges, err
 	}
-	opts.Ranges = ranges
-	return opts, nil
+	for tok, l := range ranges.Files {
+		opts.Lists[tok] = []*uaclass.Ranges{uaclass.NewRanges(l)}
+	}
+	return opts, ranges, nil
 }

@@ -317,6 +317,7 @@ type Handler struct {
 	verifier   *uaclass.Verifier
 	// Their keys in kept.go's pool, released by Cleanup.
 	classifierKey, verifierKey string
+	rangeKeys                  []string          // the ranges feeds joined (ranges.go)
 	agents                     *signature.Agents // nil without web_bot_auth
 	source                     *source.Source
 	metrics                    *metrics.Collectors
@@ -346,11 +347,23 @@ type VerifyConfig struct {
 	// TTL is how long a verdict is cached. Default: 1h.
 	TTL caddy.Duration `json:"ttl,omitempty"`
 
-	// Ranges maps a product token to a file of IP ranges in the "prefixes"
-	// JSON format Google and OpenAI publish (e.g. "gptbot":
-	// "/etc/caddy/gptbot.json"), read when the config is loaded (at most
-	// 16 MiB). Default: none.
+	// Ranges maps a product token to a file or an http(s) URL of the IP
+	// ranges its operator publishes, in the JSON formats of Google,
+	// OpenAI, Bing and the JAFAR draft, or one range a line (e.g.
+	// "gptbot": "https://openai.com/gptbot.json"). A file is read when the
+	// config is loaded (at most 16 MiB); a URL is fetched then (at most 4
+	// MiB, 10s) and every ranges_refresh, and a failed fetch keeps the last
+	// good list, which Caddy's storage keeps across restarts. Default: none.
 	Ranges map[string]string `json:"ranges,omitempty"`
+
+	// PublishedRanges verifies every crawler of the bot database whose
+	// operator publishes its ranges against its official URLs, as Ranges
+	// does for a URL; a token in Ranges keeps its own. Default: false.
+	PublishedRanges bool `json:"published_ranges,omitempty"`
+
+	// RangesRefresh is how often a ranges URL is fetched again (a
+	// Cache-Control max-age can delay it, up to a week). Default: 24h.
+	RangesRefresh caddy.Duration `json:"ranges_refresh,omitempty"`
 }
 
 // CaddyModule returns the Caddy module information.
@@ -382,6 +395,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("robots_guard: bots: %v", err)
 	}
 	if set.verify != nil {
+		h.startRanges(ctx, set.verify, set.ranges)
 		if h.verifier, h.verifierKey, err = keepVerifier(*set.verify); err != nil {
 			return err
 		}
@@ -475,6 +489,7 @@ func (h *Handler) Cleanup() error {
 	release(h.classifierKey)
 	release(h.verifierKey)
 	h.classifierKey, h.verifierKey = "", ""
+	h.leaveRanges()
 	if h.source != nil {
 		h.source.Close()
 	}

@@ -36,6 +36,8 @@ type Collectors struct {
 	dropped    *prometheus.CounterVec
 	fetches    *prometheus.CounterVec
 	unreach    prometheus.Gauge
+	ranges     *prometheus.CounterVec // fetches of crawler ranges URLs
+	rangesOK   *prometheus.GaugeVec   // their last good fetch
 	signatures *prometheus.CounterVec
 	fallbacks  *prometheus.CounterVec // of the shared (Redis) store
 	storeUp    *prometheus.GaugeVec
@@ -98,6 +100,14 @@ func New() *Collectors {
 			Namespace: Namespace, Subsystem: Subsystem, Name: "robots_unreachable",
 			Help: "Handlers whose robots.txt URL could not be fetched at the last try (enforcing their last good rules, or none before the first fetch).",
 		}),
+		ranges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "ranges_fetches_total",
+			Help: "Fetches of a crawler's published IP ranges (verify ranges <token> <url>, ranges published), by URL and result: ok, not_modified, unavailable (4xx), unreachable (5xx, timeouts, connection errors), refused (empty, oversized or unparsable). Any result but ok keeps the last good list.",
+		}, []string{"url", "result"}),
+		rangesOK: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "ranges_fetched_timestamp_seconds",
+			Help: "When the list of a ranges URL was last fetched or confirmed current (ok or not_modified), in Unix seconds: time() minus it is the age of the list in force.",
+		}, []string{"url"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Subsystem: Subsystem, Name: "blocks_dropped_total",
 			Help: "Blocks not stored because the zone already held max_blocks blocked addresses (the requests were refused all the same), by zone.",
@@ -124,7 +134,7 @@ func (m *Collectors) Register(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.signatures, m.fallbacks, m.storeUp} {
+	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.ranges, m.rangesOK, m.signatures, m.fallbacks, m.storeUp} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) || are.ExistingCollector != c {

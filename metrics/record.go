@@ -110,6 +110,18 @@ func (m *Collectors) Fetch(result string) {
 	m.fetches.WithLabelValues(result).Inc()
 }
 
+// RangesFetch counts a fetch of a crawler ranges URL by its result, and
+// records when a good one (ok, not_modified) was made.
+func (m *Collectors) RangesFetch(url, result string) {
+	if m == nil {
+		return
+	}
+	m.ranges.WithLabelValues(url, result).Inc()
+	if result == "ok" || result == "not_modified" {
+		m.rangesOK.WithLabelValues(url).SetToCurrentTime()
+	}
+}
+
 // RobotsUnreachable records a robots.txt URL becoming unreachable (+1) or
 // fetched again (-1).
 func (m *Collectors) RobotsUnreachable(delta int) {

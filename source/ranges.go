@@ -87,7 +87,8 @@ type RangeFeed struct {
 	cause      string    // the last failure's
 	logged     time.Time // when a failure was last logged
 	cancel     context.CancelFunc
-	done       chan struct{}
+	done       chan struct{} // closed when the loop ends
+	ready      chan struct{} // see Ready
 }
 
 // NewRangeFeed returns the feed of o.URL; it fails on a URL upstream
@@ -119,9 +120,8 @@ func (f *RangeFeed) Ranges() *uaclass.Ranges { return f.ranges }
 func (f *RangeFeed) CacheKey() string { return f.key }
 
 // Start installs the last good copy from the cache, if any, and starts the
-// refreshes. Without a cached copy it waits up to FirstFetchWait for the
-// first fetch; when that fails, it returns all the same (the crawlers of
-// the list are unverified until a fetch succeeds).
+// refreshes, the first one now; it does not wait for it (see
+// [WaitRanges]). A second Start does nothing.
 func (f *RangeFeed) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	f.mu.Lock()
@@ -130,21 +130,45 @@ func (f *RangeFeed) Start() {
 		cancel()
 		return
 	}
-	f.cancel, f.done = cancel, make(chan struct{})
+	f.cancel, f.done, f.ready = cancel, make(chan struct{}), make(chan struct{})
 	f.mu.Unlock()
-	cached := f.loadCache(ctx)
-	first := make(chan struct{})
-	go f.loop(ctx, first)
-	if cached {
+	if f.loadCache(ctx) {
+		close(f.ready)
+		go f.loop(ctx, nil)
 		return
 	}
+	go f.loop(ctx, f.ready)
+}
+
+// Ready is closed once the feed has a list to go by or tried for one: the
+// last good copy was read from the cache, or the first fetch answered.
+func (f *RangeFeed) Ready() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ready
+}
+
+// WaitRanges waits for started feeds to be ready, FirstFetchWait at most
+// in all: long enough for a list that answers, short enough that one that
+// hangs does not hold up Caddy's start. It warns for those still waiting:
+// their crawlers are unverified until the fetch answers.
+func WaitRanges(feeds []*RangeFeed) {
 	t := time.NewTimer(FirstFetchWait)
 	defer t.Stop()
-	select {
-	case <-first:
-	case <-t.C:
-		f.o.Logger.Warn("ranges: the first fetch is taking long; starting without this list, its crawlers are unverified until it answers",
-			zap.String("url", f.fetcher.URL()), zap.Duration("waited", FirstFetchWait))
+	for _, f := range feeds {
+		select {
+		case <-f.Ready():
+		case <-t.C:
+			for _, f := range feeds {
+				select {
+				case <-f.Ready():
+				default:
+					f.o.Logger.Warn("ranges: the first fetch is taking long; starting without this list, its crawlers are unverified until it answers",
+						zap.String("url", f.fetcher.URL()), zap.Duration("waited", FirstFetchWait))
+				}
+			}
+			return
+		}
 	}
 }
 

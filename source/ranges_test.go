@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/robotsguard/robotsguard/uaclass"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,12 +89,16 @@ func (c *memCache) Store(_ context.Context, key string, v []byte) error {
 	return nil
 }
 
-func newTestFeed(t *testing.T, url string, cache RangeCache) (*RangeFeed, *observer.ObservedLogs, map[string]int) {
+func newTestFeed(t *testing.T, url string, cache RangeCache, timeout ...time.Duration) (*RangeFeed, *observer.ObservedLogs, map[string]int) {
 	t.Helper()
 	core, logs := observer.New(zap.InfoLevel)
 	var mu sync.Mutex
 	counts := map[string]int{}
-	f, err := NewRangeFeed(RangeFeedOptions{URL: url, Cache: cache, Logger: zap.New(core), Timeout: 2 * time.Second,
+	o := RangeFeedOptions{URL: url, Cache: cache, Logger: zap.New(core), Timeout: 2 * time.Second}
+	if len(timeout) > 0 {
+		o.Timeout = timeout[0]
+	}
+	f, err := NewRangeFeed(RangeFeedOptions{URL: o.URL, Cache: o.Cache, Logger: o.Logger, Timeout: o.Timeout,
 		Fetched: func(u, outcome string) {
 			if u != url {
 				t.Errorf("counted for %s", u)
@@ -227,6 +233,7 @@ func TestRangeFeedStart(t *testing.T) {
 	f, logs, _ := newTestFeed(t, url, cache)
 	start := time.Now()
 	f.Start()
+	WaitRanges([]*RangeFeed{f})
 	if took := time.Since(start); took > FirstFetchWait || f.Ranges().Load() != nil {
 		t.Fatalf("start with the URL down: %v, list %v", took, f.Ranges().Load())
 	}
@@ -238,6 +245,7 @@ func TestRangeFeedStart(t *testing.T) {
 	srv.set(200, listB)
 	f2, _, _ := newTestFeed(t, url, cache)
 	f2.Start()
+	WaitRanges([]*RangeFeed{f2})
 	if !holds(f2, "52.230.152.1") || len(cache.m) != 1 {
 		t.Fatalf("start with the URL up: %v, cache %d", f2.Ranges().Load(), len(cache.m))
 	}
@@ -247,6 +255,7 @@ func TestRangeFeedStart(t *testing.T) {
 	srv.Close() // down: connection refused
 	f3, logs3, _ := newTestFeed(t, url, cache)
 	f3.Start()
+	WaitRanges([]*RangeFeed{f3})
 	l := f3.Ranges().Load()
 	if l == nil || !l.Cached || !l.Read.Equal(fetched) || !holds(f3, "52.230.152.1") {
 		t.Fatalf("start from the copy: %+v", l)
@@ -274,5 +283,83 @@ func TestRangeFeedStart(t *testing.T) {
 	}
 	if l, _, err := LoadCachedRanges(context.Background(), &memCache{}, "k", url); l != nil || err != nil || errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("no copy: %v, %v", l, err)
+	}
+}
+
+// TestWaitRangesHanging: a list whose server accepts and never answers
+// holds the start up FirstFetchWait at most, for all feeds together, and
+// is warned about; the list that answers is in force.
+func TestWaitRangesHanging(t *testing.T) {
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+	up := newListServer(t, listA)
+	var feeds []*RangeFeed
+	var logs []*observer.ObservedLogs
+	for _, u := range []string{hang.URL + "/a.json", hang.URL + "/b.json", up.URL + "/c.json"} {
+		f, l, _ := newTestFeed(t, u, nil, 3*FirstFetchWait)
+		f.Start()
+		feeds, logs = append(feeds, f), append(logs, l)
+	}
+	start := time.Now()
+	WaitRanges(feeds)
+	took := time.Since(start)
+	if took > FirstFetchWait+time.Second || took < FirstFetchWait/2 {
+		t.Errorf("waited %v, want about %v", took, FirstFetchWait)
+	}
+	for i, l := range logs {
+		warned := l.FilterMessage("ranges: the first fetch is taking long; starting without this list, its crawlers are unverified until it answers").Len() == 1
+		if warned != (i < 2) {
+			t.Errorf("feed %d: warned %v: %v", i, warned, l.All())
+		}
+	}
+	if !holds(feeds[2], "20.171.206.1") || feeds[0].Ranges().Load() != nil {
+		t.Error("the lists in force are not those fetched")
+	}
+}
+
+// TestRangeSettings: files are read, URLs kept with the tokens they
+// verify (several tokens may share one), published URLs added for the
+// tokens the configuration does not name; bad tokens, URLs and refreshes
+// are refused with their field.
+func TestRangeSettings(t *testing.T) {
+	file := t.TempDir() + "/gptbot.json"
+	if err := os.WriteFile(file, []byte(listA), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bots := []uaclass.Bot{
+		{Token: "gptbot", Ranges: []string{"https://openai.com/gptbot.json"}},
+		{Token: "feedfetcher-google", Ranges: []string{"https://g.example/u.json", "https://g.example/ug.json"}},
+		{Token: "google-read-aloud", Ranges: []string{"https://g.example/u.json", "https://g.example/ug.json"}},
+		{Token: "bingbot", Ranges: []string{"https://www.bing.com/toolbox/bingbot.json"}},
+		{Token: "bingbot"}, // the configuration's entry: no published ranges
+	}
+	src, err := RangeSettings{Ranges: map[string]string{"GPTBot": file, "chatgpt-user": "https://openai.com/chatgpt-user.json"}, Published: true, Bots: bots, MaxFile: 1 << 20}.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(src.URLs)
+	want := "map[https://g.example/u.json:[feedfetcher-google google-read-aloud] https://g.example/ug.json:[feedfetcher-google google-read-aloud] https://openai.com/chatgpt-user.json:[chatgpt-user]]"
+	if got != want || src.Files["gptbot"] == nil || src.Files["gptbot"].Source != file || src.Refresh != DefaultRangesRefresh {
+		t.Errorf("sources: %s, files %v, refresh %v\nwant %s", got, src.Files, src.Refresh, want)
+	}
+	for _, tc := range []struct {
+		s    RangeSettings
+		want string
+	}{
+		{RangeSettings{Refresh: time.Millisecond}, "verify.ranges_refresh: must be at least 1s, got 1ms"},
+		{RangeSettings{Ranges: map[string]string{"/x": file}}, `verify.ranges./x: "/x" is not a product token`},
+		{RangeSettings{Ranges: map[string]string{"gptbot": "https://"}}, `verify.ranges.gptbot: "https://" is not an absolute http(s) URL`},
+		{RangeSettings{Ranges: map[string]string{"gptbot": "/nonexistent/gptbot.json"}, MaxFile: 1 << 20}, "verify.ranges.gptbot: /nonexistent/gptbot.json: no such file or directory"},
+	} {
+		if _, err := tc.s.Check(); err == nil || err.Error() != tc.want {
+			t.Errorf("%+v: %v, want %s", tc.s, err, tc.want)
+		}
 	}
 }

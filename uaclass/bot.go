@@ -53,6 +53,13 @@ type Bot struct {
 	Verify string `json:"verify,omitempty"`
 	// Domains are the PTR domain suffixes for "dns" verification.
 	Domains []string `json:"domains,omitempty"`
+	// Ranges are the https URLs where the operator publishes the bot's IP
+	// ranges, which "verify { ranges published }" fetches and refreshes:
+	// for a "ranges" bot, its verification; for a "dns" bot, lookups
+	// spared (an address outside them is still checked by reverse DNS).
+	Ranges []string `json:"ranges,omitempty"`
+	// RangesDoc is the operator's page that documents Ranges.
+	RangesDoc string `json:"ranges_doc,omitempty"`
 	// UserTriggered marks fetchers that act on a person's immediate request
 	// (ChatGPT-User, Claude-User, Perplexity-User, Google's user-triggered
 	// fetchers), so that enforcement can treat them apart from bulk
@@ -104,6 +111,14 @@ func (b *Bot) Validate() error {
 		if firstWord(strings.ToLower(strings.TrimPrefix(m, "^"))) == "" {
 			return fmt.Errorf("bot %q: match phrase %q has no letter or digit", b.Token, m)
 		}
+	}
+	for _, u := range b.Ranges {
+		if !strings.HasPrefix(u, "https://") || strings.ContainsAny(u, " \t\r\n") {
+			return fmt.Errorf("bot %q: ranges URL %q is not an https URL", b.Token, u)
+		}
+	}
+	if len(b.Ranges) > 0 && b.RangesDoc == "" {
+		return fmt.Errorf("bot %q: ranges URLs without ranges_doc, the page that documents them", b.Token)
 	}
 	switch b.Verify {
 	case VerifyNone, VerifyRanges:

@@ -288,3 +288,18 @@ func rawString(raw json.RawMessage) string {
 	}
 	return ""
 }
+
+// PublishedRanges returns the URLs where the operators of bots publish
+// their IP ranges, by token; of entries with the same token, the last one
+// counts (the configuration's entries come after the database's).
+func PublishedRanges(bots []Bot) map[string][]string {
+	out := map[string][]string{}
+	for i := range bots {
+		if b := &bots[i]; len(b.Ranges) > 0 {
+			out[b.Token] = b.Ranges
+		} else {
+			delete(out, b.Token)
+		}
+	}
+	return out
+}

@@ -101,6 +101,7 @@ type options struct {
 	proxyTo    string // reverse_proxy to this address instead of the file_server backend
 	verify     string // the verify option; "" for "verify off"
 	backendCfg string // directives of the file_server backend before file_server, e.g. header
+	global     string // more global options, e.g. storage
 }
 
 func freePort(t *testing.T) int {
@@ -158,7 +159,7 @@ func start(t *testing.T, o options) *server {
 	if o.trustProxy {
 		servers += "\t\ttrusted_proxies static 127.0.0.1/32\n"
 	}
-	servers += "\t}"
+	servers += "\t}\n\t" + o.global
 	handler := fmt.Sprintf("reverse_proxy 127.0.0.1:%d", back)
 	if o.backend == "file_server" {
 		handler = fmt.Sprintf("root * %s\n\tfile_server", filepath.Join(dir, "site"))

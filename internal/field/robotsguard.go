@@ -24,7 +24,7 @@ var DurationFloors = map[string]time.Duration{
 	"web_bot_auth.clock_skew": time.Millisecond, "store.timeout": time.Millisecond,
 	// Memories and refreshes: a second.
 	"window": time.Second, "cooldown": time.Second, "max_cooldown": time.Second, "state_ttl": time.Second,
-	"robots_refresh": time.Second, "verify.ttl": time.Second, "web_bot_auth.max_validity": time.Second,
+	"robots_refresh": time.Second, "verify.ttl": time.Second, "verify.ranges_refresh": time.Second, "web_bot_auth.max_validity": time.Second,
 }
 
 // Dependents are the fields of robots_guard's config that mean nothing

@@ -368,6 +368,9 @@ func (d *db) override(b bot) {
 	if len(b.Parents) > 0 {
 		e.Parents = b.Parents
 	}
+	if len(b.Ranges) > 0 {
+		e.Ranges, e.RangesDoc = b.Ranges, b.RangesDoc
+	}
 	if b.UserTriggered {
 		e.UserTriggered = true
 	}

@@ -1,0 +1,89 @@
+package source
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robotsguard/robotsguard/internal/field"
+	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/uaclass"
+	"github.com/robotsguard/robotsguard/upstream"
+)
+
+// RangeSettings are the verify block's ranges as a configuration writes
+// them.
+type RangeSettings struct {
+	// Ranges maps a product token to a file or an http(s) URL.
+	Ranges map[string]string
+	// Published adds, for every token Ranges does not name, the URLs
+	// where the bot's operator publishes its ranges (uaclass.Bot.Ranges).
+	Published bool
+	// Bots is the bot database the published URLs come from.
+	Bots []uaclass.Bot
+	// Refresh is how often a URL is fetched; 0: DefaultRangesRefresh.
+	Refresh time.Duration
+	// MaxFile bounds a file's size.
+	MaxFile int64
+}
+
+// RangeSources are the checked ranges: the files, read, and the URLs to
+// fetch.
+type RangeSources struct {
+	// Files are the lists read from files, by normalised token.
+	Files map[string]*uaclass.RangeList
+	// URLs maps a URL to the tokens its list verifies.
+	URLs map[string][]string
+	// Refresh is the refresh interval, with its default.
+	Refresh time.Duration
+}
+
+// Check checks s, reads the files and returns where each token's ranges
+// come from. Its errors are *field.Error with the paths
+// verify.ranges.<token> and verify.ranges_refresh.
+func (s RangeSettings) Check() (RangeSources, error) {
+	src := RangeSources{Files: map[string]*uaclass.RangeList{}, URLs: map[string][]string{}, Refresh: s.Refresh}
+	switch {
+	case src.Refresh == 0:
+		src.Refresh = DefaultRangesRefresh
+	case src.Refresh < time.Second:
+		return src, field.Wrap("verify.ranges_refresh", fmt.Errorf("must be at least 1s, got %v", s.Refresh))
+	}
+	named := map[string]bool{}
+	for _, tok := range slices.Sorted(maps.Keys(s.Ranges)) {
+		t, where := policy.ProductToken(tok), s.Ranges[tok]
+		if t == "" {
+			return src, field.Errorf("verify.ranges."+tok, "%q is not a product token", tok)
+		}
+		named[t] = true
+		if scheme, _, ok := strings.Cut(where, "://"); ok && !upstream.IsURL(where) && !strings.ContainsAny(scheme, "/.") {
+			return src, field.Errorf("verify.ranges."+tok, "%q: only http and https URLs can be fetched", where)
+		}
+		if !upstream.IsURL(where) {
+			l, err := uaclass.LoadRangeList(where, s.MaxFile)
+			if err != nil {
+				return src, field.Wrap("verify.ranges."+tok, err)
+			}
+			src.Files[t] = l
+			continue
+		}
+		if _, err := upstream.ParseURL(where); err != nil {
+			return src, field.Wrap("verify.ranges."+tok, err)
+		}
+		src.URLs[where] = append(src.URLs[where], t)
+	}
+	if s.Published {
+		published := uaclass.PublishedRanges(s.Bots)
+		for _, tok := range slices.Sorted(maps.Keys(published)) {
+			if named[tok] {
+				continue
+			}
+			for _, u := range published[tok] {
+				src.URLs[u] = append(src.URLs[u], tok)
+			}
+		}
+	}
+	return src, nil
+}
