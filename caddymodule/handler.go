@@ -235,8 +235,9 @@ type Handler struct {
 	// "url": "redis://..."} shares it across a fleet (see RedisStore).
 	// max_clients and max_blocks bound the in-process store, which also
 	// decides while Redis cannot be reached (on_error local); in Redis,
-	// state_ttl and Redis's own memory bound it. Default: in the Caddy
-	// process, per instance.
+	// max_blocks bounds the zone's blocks fleet-wide, and state_ttl and
+	// Redis's own memory the other records (docs/fleet.md). Default: in
+	// the Caddy process, per instance.
 	StoreRaw json.RawMessage `json:"store,omitempty" caddy:"namespace=http.handlers.robots_guard.stores inline_key=module"`
 
 	// UACache bounds the User-Agent classification cache, in bytes; a

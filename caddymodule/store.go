@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,7 +129,7 @@ func (rs *RedisStore) join(h *Handler) (*redisstore.Store, error) {
 			return nil, err
 		}
 		return &pooledStore{zone: h.Zone, client: c, store: redisstore.New(redisstore.Options{
-			Client: c, KeyPrefix: set.KeyPrefix, Zone: h.Zone, TTL: ttl, Timeout: set.Timeout,
+			Client: c, KeyPrefix: set.KeyPrefix, Zone: h.Zone, TTL: ttl, MaxBlocks: cmp.Or(h.MaxBlocks, h.MaxClients), Timeout: set.Timeout,
 			OnError: set.OnError, Local: h.shared.store,
 		})}, nil
 	})

@@ -9,7 +9,10 @@
 --          state), n (tokens), k1..k4 (token names) and t1..t4 (their states)
 -- ARGV     now, token, flags, interval, burst, addr_interval, addr_burst,
 --          grace, strikes, addr_strikes, window, cooldown, max_cooldown, ttl,
---          snapshot (1: return the record when it holds a block)
+--          snapshot (1: return the record when it holds a block), full (1:
+--          the zone's blocks are at their bound, max_blocks: a record with
+--          no block in force gets none; the Op's new block is dropped, as
+--          MemoryStore drops it, and the reply says so)
 --
 -- Times are Unix nanoseconds, stored as decimal strings, "0" when unset.
 -- Lua numbers are doubles, exact only below 2^53 (104 days of nanoseconds),
@@ -33,6 +36,7 @@ local op = {
 }
 local ttl = tonumber(ARGV[14])
 local want_snapshot = ARGV[15] == '1'
+local full = ARGV[16] == '1'
 local function flag(bit) return math.floor(flags / bit) % 2 == 1 end
 op.peek, op.check_addr, op.mark_robots = flag(1), flag(2), flag(4)
 op.strike, op.block, op.blockable, op.is_addr = flag(8), flag(16), flag(32), flag(64)
@@ -252,6 +256,17 @@ if not exists then
 	rec = { seen_s = '0', version = 0, addr = fresh(), tokens = {} }
 end
 
+-- held: the record has a block in force, so it is in the zone's index of
+-- blocks already and a new block of it takes no more room.
+local held = is_blocked(rec.addr)
+for _, t in ipairs(rec.tokens) do held = held or is_blocked(t.st) end
+
+-- The block fields of a state (BlockedUntil, Remember, Offenses), to put
+-- back when a new block is dropped.
+local function block_fields(s) return { s[5], s[6], s[11] } end
+local function put_back(s, b) s[5], s[6], s[11] = b[1], b[2], b[3] end
+local addr_before = block_fields(rec.addr)
+
 -- find returns the slot of the token, creating it (MemoryStore.token).
 local function find(create)
 	for _, t in ipairs(rec.tokens) do
@@ -278,7 +293,7 @@ local function find(create)
 	return rec.tokens[victim]
 end
 
-local out, st, found
+local out, st, found, tok_before
 if op.is_addr then
 	st = rec.addr
 	out = apply(st, nil)
@@ -294,8 +309,24 @@ else
 		found = false
 	else
 		st = t.st
+		tok_before = block_fields(st)
 		out = apply(st, addr)
 		found = true
+	end
+end
+
+-- A flood of new blocks never evicts the blocks in force: once the zone's
+-- blocks are at their bound, a record without one gets none.
+local dropped = false
+if full and not held and not op.peek and (out.new or out.addr_new) then
+	dropped = true
+	if out.addr_new then
+		put_back(rec.addr, addr_before)
+		out.addr_new, out.addr_blocked, out.addr_until = false, false, time(rec.addr, 5)
+	end
+	if out.new then
+		if op.is_addr then put_back(rec.addr, addr_before) else put_back(st, tok_before) end
+		out.new = false
 	end
 end
 
@@ -313,10 +344,14 @@ if not op.peek then
 	-- Redis forgets the record when MemoryStore would: after the TTL, or
 	-- when its last block and remembered offence are over; a minute more
 	-- allows for clock skew between the fleet and Redis.
+	-- A record with a block in force outlives its block by the TTL, so
+	-- that its TTL is always longer than any record's without one: under
+	-- maxmemory-policy volatile-ttl, Redis evicts those first.
 	local life = ttl
 	local function keep(s)
 		if s[5] ~= nil and s[5] > life then life = s[5] end
 		if s[6] ~= nil and s[6] > life then life = s[6] end
+		if is_blocked(s) and s[5] + ttl > life then life = s[5] + ttl end
 	end
 	keep(rec.addr)
 	for _, t in ipairs(rec.tokens) do keep(t.st) end
@@ -327,7 +362,7 @@ local bits = 0
 local function set(cond, bit) if cond then bits = bits + bit end end
 set(found, 1); set(out.blocked, 2); set(out.took, 4); set(out.slip, 8)
 set(out.throttled, 16); set(out.by_addr, 32); set(out.new, 64)
-set(out.addr_blocked, 128); set(out.addr_new, 256)
+set(out.addr_blocked, 128); set(out.addr_new, 256); set(dropped, 512)
 
 local reply = { bits, string.format('%d', out.retry), out.addr_robots or '0', out.addr_until or '0', encode(st) }
 -- The record, for the instance's cache of blocked clients, when it holds a

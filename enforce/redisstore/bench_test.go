@@ -18,7 +18,9 @@ import (
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
-var benchPolicy = policy.Compile(policy.Parse([]byte("User-agent: *\nCrawl-delay: 0.5\nDisallow: /private/\n")))
+// benchPolicy is a served robots.txt: the trap is in it, as the handler adds
+// it (a trap the served file does not disallow blocks nobody).
+var benchPolicy = policy.Compile(policy.Parse([]byte("User-agent: *\nCrawl-delay: 0.5\nDisallow: /private/\nDisallow: /trap/\n")))
 
 // benchEngines returns an engine on the in-process store and one on a
 // Redis store, with clocks that advance step per call.

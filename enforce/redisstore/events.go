@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,11 +23,11 @@ type event struct {
 	Prefix string  `json:"prefix,omitempty"` // what was unblocked (unblock)
 }
 
-// announce adds a newly blocked record to the zone's index of blocks and
-// publishes it, in one pipeline. It is a second round trip, only for the
-// request that caused a block; a failure leaves the block in force (the
-// other instances find it at their next round trip) and unlisted until the
-// client's next block.
+// announce lists a newly blocked record in the zone's index of blocks,
+// learning whether the zone's blocks are at their bound, and publishes the
+// record. These are two more round trips, only for the request that caused
+// a block; a failure leaves the block in force (the other instances find
+// it at their next round trip) and unlisted until the client's next block.
 func (s *Store) announce(k enforce.Key, rec *record, t int64) {
 	id := recordID(k.Prefix, k.DryRun)
 	msg, err := json.Marshal(event{Op: "block", From: s.id, Zone: s.zone, ID: id, Rec: rec})
@@ -35,12 +36,35 @@ func (s *Store) announce(k enforce.Key, rec *record, t int64) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
+	s.trips.Add(2)
+	n, err := admitScript.Run(ctx, s.client, []string{s.index},
+		t/1e6, id, rec.until(t)/1e6, s.ttl/1e6).Int64()
+	if err == nil {
+		s.full.Store(n >= s.maxBlocks)
+		s.counted.Store(t)
+	}
+	_ = s.client.Publish(ctx, s.channel, msg).Err()
+}
+
+// recount counts the zone's blocks in force again, at most once a second,
+// while the store drops new blocks: blocks end, and operators unblock.
+func (s *Store) recount(t int64) {
+	last := s.counted.Load()
+	if t-last < int64(time.Second) || !s.counted.CompareAndSwap(last, t) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	defer cancel()
 	s.trips.Add(1)
-	_, _ = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZAdd(ctx, s.index, redis.Z{Score: float64(rec.until(t) / 1e6), Member: id})
-		p.Publish(ctx, s.channel, msg)
+	var card *redis.IntCmd
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRemRangeByScore(ctx, s.index, "-inf", "("+strconv.FormatInt(t/1e6, 10))
+		card = p.ZCard(ctx, s.index)
 		return nil
 	})
+	if err == nil {
+		s.full.Store(card.Val() >= s.maxBlocks)
+	}
 }
 
 // listen keeps the cache in step with the other instances: it adds the

@@ -42,9 +42,13 @@ var applySource string
 //go:embed unblock.lua
 var unblockSource string
 
+//go:embed admit.lua
+var admitSource string
+
 var (
 	applyScript   = redis.NewScript(applySource)
 	unblockScript = redis.NewScript(unblockSource)
+	admitScript   = redis.NewScript(admitSource)
 )
 
 // OnError says how the store answers while Redis cannot be reached.
@@ -115,6 +119,17 @@ type Options struct {
 	// offenders are kept longer), as [enforce.NewMemoryStore]'s ttl.
 	// Default: enforce.DefaultTTL.
 	TTL time.Duration
+	// MaxBlocks bounds the zone's records with a block in force, fleet-wide,
+	// as [enforce.NewMemoryStore]'s maxBlocks bounds one process's: once
+	// they are at the bound, a new block of a record that has none is
+	// dropped (the request that earned it is refused all the same;
+	// Outcome.BlockDropped), so that a flood of new blocks never lifts the
+	// blocks in force, nor makes Redis evict them. An instance learns that
+	// the bound is reached when it lists a block (and checks again at most
+	// once a second while it drops blocks), so a fleet of N instances may
+	// list a few more than MaxBlocks at once. Default:
+	// enforce.DefaultMaxClients.
+	MaxBlocks int
 	// Timeout bounds one round trip. Default: DefaultTimeout.
 	Timeout time.Duration
 	// OnError says how to answer while Redis cannot be reached. Default:
@@ -154,18 +169,23 @@ type Store struct {
 	zone    string
 	id      uint64 // tells this store's messages from the others'
 	ttl     int64
-	timeout time.Duration
-	retry   time.Duration
-	onError OnError
-	local   enforce.Store
-	cache   *cache
-	now     func() time.Time
-	hooks   atomic.Pointer[Hooks]
-	down    atomic.Bool
-	trips   atomic.Int64
-	ctx     context.Context
-	cancel  func()
-	wg      sync.WaitGroup
+	// maxBlocks bounds the zone's blocks; full says that the index of blocks
+	// held maxBlocks at counted (Unix ns), when it was last counted.
+	maxBlocks int64
+	full      atomic.Bool
+	counted   atomic.Int64
+	timeout   time.Duration
+	retry     time.Duration
+	onError   OnError
+	local     enforce.Store
+	cache     *cache
+	now       func() time.Time
+	hooks     atomic.Pointer[Hooks]
+	down      atomic.Bool
+	trips     atomic.Int64
+	ctx       context.Context
+	cancel    func()
+	wg        sync.WaitGroup
 }
 
 // New returns a store on o.Client and starts listening for other
@@ -181,6 +201,9 @@ func New(o Options) *Store {
 	if o.TTL <= 0 {
 		o.TTL = enforce.DefaultTTL
 	}
+	if o.MaxBlocks <= 0 {
+		o.MaxBlocks = enforce.DefaultMaxClients
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -194,18 +217,19 @@ func New(o Options) *Store {
 		o.Retry = 100 * time.Millisecond
 	}
 	s := &Store{
-		client:  o.Client,
-		base:    o.KeyPrefix + o.Zone + ":",
-		index:   o.KeyPrefix + o.Zone + ":blocks",
-		channel: o.KeyPrefix + "events",
-		zone:    o.Zone,
-		id:      rand.Uint64(),
-		ttl:     int64(o.TTL),
-		timeout: o.Timeout,
-		retry:   o.Retry,
-		onError: o.OnError,
-		local:   o.Local,
-		now:     o.Now,
+		client:    o.Client,
+		base:      o.KeyPrefix + o.Zone + ":",
+		index:     o.KeyPrefix + o.Zone + ":blocks",
+		channel:   o.KeyPrefix + "events",
+		zone:      o.Zone,
+		id:        rand.Uint64(),
+		ttl:       int64(o.TTL),
+		maxBlocks: int64(o.MaxBlocks),
+		timeout:   o.Timeout,
+		retry:     o.Retry,
+		onError:   o.OnError,
+		local:     o.Local,
+		now:       o.Now,
 	}
 	if !o.NoCache {
 		s.cache = newCache()
@@ -302,6 +326,8 @@ func (s *Store) Apply(k enforce.Key, now time.Time, op enforce.Op) enforce.Outco
 	}
 	if (out.NewlyBlocked || out.AddrNewlyBlocked) && rec != nil {
 		s.announce(k, rec, t)
+	} else if out.BlockDropped {
+		s.recount(t)
 	}
 	return out
 }
@@ -328,6 +354,7 @@ const (
 	outNewlyBlocked
 	outAddrBlocked
 	outAddrNewlyBlocked
+	outBlockDropped
 )
 
 // run applies op with the script, and returns the outcome and, when the
@@ -343,9 +370,12 @@ func (s *Store) run(k enforce.Key, t int64, op enforce.Op) (enforce.Outcome, *re
 			flags |= f.bit
 		}
 	}
-	snapshot := "0"
+	snapshot, full := "0", "0"
 	if s.cache != nil {
 		snapshot = "1"
+	}
+	if s.full.Load() {
+		full = "1"
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
@@ -354,7 +384,7 @@ func (s *Store) run(k enforce.Key, t int64, op enforce.Op) (enforce.Outcome, *re
 		strconv.FormatInt(t, 10), k.Token, flags,
 		int64(op.Interval), op.Burst, int64(op.AddrInterval), op.AddrBurst,
 		op.Grace, op.Strikes, op.AddrStrikes,
-		int64(op.Window), int64(op.Cooldown), int64(op.MaxCooldown), s.ttl, snapshot).Slice()
+		int64(op.Window), int64(op.Cooldown), int64(op.MaxCooldown), s.ttl, snapshot, full).Slice()
 	if err != nil {
 		return enforce.Outcome{}, nil, err
 	}
@@ -382,6 +412,7 @@ func decodeReply(res []any) (enforce.Outcome, *record, error) {
 	out.NewlyBlocked = bits&outNewlyBlocked != 0
 	out.AddrBlocked = bits&outAddrBlocked != 0
 	out.AddrNewlyBlocked = bits&outAddrNewlyBlocked != 0
+	out.BlockDropped = bits&outBlockDropped != 0
 	out.RetryAfter = time.Duration(num(1))
 	out.AddrRobotsAt, out.AddrBlockedUntil = num(2), num(3)
 	var err error
