@@ -197,10 +197,7 @@ func (d *doctor) startMessages(ctx context.Context, guards []*guardSite) []*logL
 
 // logLine is one line of the copy's log: a decision, or a message of the
 // module with the file or URL it is about.
-type logLine struct {
-	report.Entry
-	URL string `json:"url,omitempty"`
-}
+type logLine struct{ report.Entry }
 
 // source is the robots.txt file or URL a message is about.
 func (e *logLine) source() string { return e.File + e.URL }
@@ -212,7 +209,7 @@ func (d *doctor) reportMessages(msgs []*logLine) {
 			continue
 		}
 		detail := ""
-		for _, f := range [][2]string{{"file", e.File}, {"url", e.URL}, {"error", e.Error}} {
+		for _, f := range [][2]string{{"file", e.File}, {"url", e.URL}, {"error", e.Error}, {"message", e.Detail}} {
 			if f[1] != "" {
 				detail += fmt.Sprintf(" (%s: %s)", f[0], f[1])
 			}

@@ -70,7 +70,7 @@ func New() *Collectors {
 		}, []string{"action", "reason", "class"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Subsystem: Subsystem, Name: "policy_reloads_total",
-			Help: "robots.txt loads by result: ok, invalid, incomplete, error, missing (a robots.txt read from a URL counts ok, invalid and incomplete here, and its fetches in robots_fetches_total).",
+			Help: "robots.txt loads by result: ok; no_rules, truncated, star_lifted (installed, but every rule lifted, rules lost to the 500 KiB cut, or no rule left for *); invalid, incomplete, error, missing (a robots.txt read from a URL counts ok, no_rules, truncated, star_lifted, invalid and incomplete here, and its fetches in robots_fetches_total).",
 		}, []string{"result"}),
 		tracked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: Namespace, Subsystem: Subsystem, Name: "tracked_clients",

@@ -41,8 +41,9 @@ func (m *Collectors) decisionCounter(d *enforce.Decision, class uaclass.Class) p
 	return m.decisions.WithLabelValues(d.Action.String(), reason, class.String())
 }
 
-// Reload counts a load of the robots.txt by its result: ok, invalid,
-// incomplete, error or missing.
+// Reload counts a load of the robots.txt by its result: ok; no_rules,
+// truncated or star_lifted for a file installed that takes rules away
+// (source.ResultNoRules); invalid, incomplete, error or missing.
 func (m *Collectors) Reload(result string) {
 	if m == nil {
 		return

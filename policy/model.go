@@ -23,8 +23,10 @@ type Robots struct {
 	Fields []Field
 
 	diags []Diagnostic
-	// truncated is the number of bytes beyond MaxSize that were ignored.
+	// truncated is the number of bytes beyond MaxSize that were ignored,
+	// and lost what they held (nil when none were).
 	truncated int
+	lost      *Lost
 	// binary is set for content that is binary data rather than text.
 	binary bool
 }
@@ -199,6 +201,7 @@ func (r *Robots) Clone() *Robots {
 		Fields:    append([]Field(nil), r.Fields...),
 		diags:     append([]Diagnostic(nil), r.diags...),
 		truncated: r.truncated,
+		lost:      r.lost,
 		binary:    r.binary,
 	}
 	for i, g := range r.Groups {

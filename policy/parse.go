@@ -122,6 +122,14 @@ func Parse(data []byte) *Robots { return ParseHead(data, int64(len(data))) }
 // counts the bytes ignored (the groups it names as lost are those whose
 // lines data holds).
 func ParseHead(data []byte, size int64) *Robots {
+	r, _ := ParseHeadRest(data, size, nil)
+	return r
+}
+
+// parseHead parses what ParseHead keeps of data and returns the Robots,
+// the bytes of data after the cut and the parser, which holds the group
+// the cut falls in and the number of lines read.
+func parseHead(data []byte, size int64) (*Robots, []byte, *parser) {
 	r := &Robots{}
 	var lost []byte
 	if len(data) > MaxSize {
@@ -133,7 +141,7 @@ func ParseHead(data []byte, size int64) *Robots {
 		r.truncated = int(max(size, int64(len(data))) - int64(cut))
 		data, lost = data[:cut], data[cut:]
 	}
-	p := parser{r: r}
+	p := &parser{r: r}
 	s := string(data)
 	switch {
 	case strings.HasPrefix(s, "\xEF\xBB\xBF"):
@@ -144,85 +152,27 @@ func ParseHead(data []byte, size int64) *Robots {
 		s = s[1:]
 	}
 	p.checkContent(s)
-	line := 0
 	for {
 		i := strings.IndexAny(s, "\r\n")
 		if i < 0 {
-			line++
-			p.line(line, s)
+			p.lines++
+			p.line(p.lines, s)
 			break
 		}
-		line++
-		p.line(line, s[:i])
+		p.lines++
+		p.line(p.lines, s[:i])
 		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
 			i++
 		}
 		s = s[i+1:]
 	}
-	if r.truncated > 0 {
-		p.diag(line, Warning, CodeTruncated, fmt.Sprintf("file is larger than %d bytes: the last %d bytes are ignored%s", MaxSize, r.truncated, lostSummary(string(lost), p.cur)))
-	}
-	return r
-}
-
-// lostSummary says what the ignored end of a file held: its rules and the
-// groups they belong to, cur being the group the cut falls in.
-func lostSummary(s string, cur *Group) string {
-	var agents []string
-	seen := map[string]bool{}
-	rules, before := 0, 0 // rules, and rules before the first User-agent line
-	for s != "" {
-		line := s
-		if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-			line, s = s[:i], s[i+1:]
-		} else {
-			s = ""
-		}
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		key, value, ok := splitKeyValue(trimSpace(line))
-		if !ok {
-			continue
-		}
-		switch kind, _, _ := classifyKey(key); kind {
-		case kindUserAgent:
-			if !seen[value] && len(agents) < 1000 {
-				seen[value] = true
-				agents = append(agents, value)
-			}
-		case kindAllow, kindDisallow:
-			rules++
-			if len(agents) == 0 {
-				before++
-			}
-		}
-	}
-	if rules == 0 {
-		return ""
-	}
-	var parts []string
-	if before > 0 && cur != nil {
-		parts = append(parts, fmt.Sprintf("the end of the group for %s (line %d)", agentList(cur), cur.Line))
-	}
-	if len(agents) > 0 {
-		const show = 8
-		names := make([]string, 0, show)
-		for _, a := range agents[:min(len(agents), show)] {
-			names = append(names, fmt.Sprintf("%q", clip(a)))
-		}
-		more := ""
-		if len(agents) > show {
-			more = fmt.Sprintf(" and %d more", len(agents)-show)
-		}
-		parts = append(parts, "the groups for "+strings.Join(names, ", ")+more)
-	}
-	return fmt.Sprintf(", with %d rules: %s are lost", rules, strings.Join(parts, " and "))
+	return r, lost, p
 }
 
 type parser struct {
-	r   *Robots
-	cur *Group
+	r     *Robots
+	cur   *Group
+	lines int // lines read
 	// closed is set once the current group has a line other than
 	// User-agent: the next User-agent line starts a new group. closedBy
 	// and closedAt are the key and line number of that line.

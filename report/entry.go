@@ -87,11 +87,14 @@ type Entry struct {
 	// report counts the line as Repeats decisions. 0 for an ordinary line.
 	Repeats int64 `json:"repeats,omitempty"`
 
-	// Problem fields, of the module's non-decision messages: the file
-	// concerned, the error and the robots.txt line.
-	File  string `json:"file,omitempty"`
-	Error string `json:"error,omitempty"`
-	Line  int    `json:"line,omitempty"`
+	// Problem fields, of the module's non-decision messages: the file or
+	// URL concerned, the error, the robots.txt line, and the detail (a
+	// lint finding's message, what a reload lifted).
+	File   string `json:"file,omitempty"`
+	URL    string `json:"url,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Detail string `json:"message,omitempty"`
 }
 
 // MarshalLogObject writes the decision fields (not the envelope) for
@@ -139,10 +142,12 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddInt64("repeats", e.Repeats)
 	}
 	addString("file", e.File)
+	addString("url", e.URL)
 	addString("error", e.Error)
 	if e.Line != 0 {
 		enc.AddInt("line", e.Line)
 	}
+	addString("message", e.Detail)
 	return nil
 }
 

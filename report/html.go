@@ -86,7 +86,10 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 		v.Zones = append(v.Zones, zv)
 	}
 	for _, p := range rep.Summary(0, lines).Problems {
-		rp := review.Problem{Level: p.Level, Message: p.Message, File: p.File, Error: p.Error, Count: p.Count}
+		rp := review.Problem{Level: p.Level, Message: p.Message, File: p.File + p.URL, Error: p.Error, Count: p.Count}
+		if p.Detail != "" {
+			rp.Message += ": " + p.Detail
+		}
 		if p.First != nil {
 			rp.First, rp.Last = &p.First.Time, &p.Last.Time
 		}

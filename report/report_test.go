@@ -44,7 +44,7 @@ func TestEntryFields(t *testing.T) {
 		Method: "GET", Host: "example.com", URI: "/private/x?y=1", Action: "deny", Reason: "disallowed", Group: "*",
 		Strikes: 2, ReadRobots: true, DryRun: true, Bot: "GPTBot", Operator: "OpenAI", RuleLine: 3, Rule: "Disallow: /private/",
 		Zone: "shop", RobotsVersion: "0123456789ab", RetryAfter: 1.5, BlockedUntil: &until, Signature: "invalid", SignatureAgent: "https://agent.example", SignatureError: "expired",
-		Repeats: 41, File: "/srv/robots.txt", Error: "boom", Line: 7,
+		Repeats: 41, File: "/srv/robots.txt", URL: "http://127.0.0.1:3000/robots.txt", Error: "boom", Line: 7, Detail: "the file has no Allow or Disallow rules",
 	}
 	// Every field is set: a new field left at its zero value would not be
 	// checked.
@@ -436,5 +436,35 @@ func TestReportRepeats(t *testing.T) {
 	}
 	if w := (&Entry{Repeats: -5}).Weight(); w != 1 {
 		t.Errorf("weight of -5 repeats: %d", w)
+	}
+}
+
+// TestReportProblemDetail (issue 26, mistake 7): the module's lint findings
+// and the lines of a reload that lifts rules carry their detail in a
+// "message" field; the report printed "robots.txt lint (…:1) [4 times]"
+// with no message, and folded different findings into one. Now each
+// finding is a problem of its own, printed with its message.
+func TestReportProblemDetail(t *testing.T) {
+	var log bytes.Buffer
+	for i, m := range []string{"first finding", "second finding", "second finding"} {
+		fmt.Fprintf(&log, `{"level":"warn","ts":%d,"logger":"robots_guard","msg":"robots.txt lint","file":"/srv/robots.txt","line":1,"message":%q}`+"\n", 1_800_000_000+i, m)
+	}
+	fmt.Fprintf(&log, `{"level":"error","ts":1800000010,"logger":"robots_guard","msg":"robots.txt is larger than 500 KiB (RFC 9309's limit): the rules after the cut are not enforced; move them up or shorten the file","url":"http://127.0.0.1:3000/robots.txt","message":"file is larger than 512000 bytes: the last 20459525 bytes are ignored, with 734677 rules: the groups for \"*\" are lost"}`+"\n")
+	rep := New()
+	lines, err := Read(&log, &Filter{}, rep.Add, rep.AddMessage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary(3, lines)
+	var text bytes.Buffer
+	s.WriteText(&text)
+	for _, want := range []string{
+		"  warn  robots.txt lint (/srv/robots.txt:1): first finding [2027-01-15 08:00:00]\n",
+		"  warn  robots.txt lint (/srv/robots.txt:1): second finding [2 times, ",
+		`  error robots.txt is larger than 500 KiB (RFC 9309's limit): the rules after the cut are not enforced; move them up or shorten the file (http://127.0.0.1:3000/robots.txt): file is larger than 512000 bytes: the last 20459525 bytes are ignored, with 734677 rules: the groups for "*" are lost`,
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, text.String())
+		}
 	}
 }

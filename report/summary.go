@@ -30,7 +30,10 @@ type tally struct {
 	violations int
 }
 
-type problemKey struct{ level, logger, msg, file, err string }
+type problemKey struct {
+	level, logger, msg, file, url, err, detail string
+	line                                       int
+}
 
 // New returns an empty report.
 func New() *Report {
@@ -113,10 +116,10 @@ func (r *Report) AddMessage(e *Entry) {
 	if e.Level != "warn" && e.Level != "error" && e.Level != "fatal" && e.Level != "panic" && e.Level != "dpanic" {
 		return
 	}
-	k := problemKey{e.Level, e.Logger, e.Msg, e.File, e.Error}
+	k := problemKey{e.Level, e.Logger, e.Msg, e.File, e.URL, e.Error, e.Detail, e.Line}
 	p := r.problems[k]
 	if p == nil {
-		p = &Problem{Level: e.Level, Logger: e.Logger, Message: e.Msg, File: e.File, Error: e.Error, Line: e.Line}
+		p = &Problem{Level: e.Level, Logger: e.Logger, Message: e.Msg, File: e.File, URL: e.URL, Error: e.Error, Line: e.Line, Detail: e.Detail}
 		r.problems[k] = p
 	}
 	p.Count++
@@ -177,11 +180,15 @@ type Problem struct {
 	Logger  string `json:"logger"`
 	Message string `json:"message"`
 	File    string `json:"file,omitempty"`
+	URL     string `json:"url,omitempty"`
 	Error   string `json:"error,omitempty"`
 	Line    int    `json:"line,omitempty"`
-	Count   int    `json:"count"`
-	First   *Time  `json:"first,omitempty"`
-	Last    *Time  `json:"last,omitempty"`
+	// Detail is the message's "message" field: a lint finding, what a
+	// reload lifted or lost to the 500 KiB cut.
+	Detail string `json:"detail,omitempty"`
+	Count  int    `json:"count"`
+	First  *Time  `json:"first,omitempty"`
+	Last   *Time  `json:"last,omitempty"`
 }
 
 // Summary ranks what was added; top bounds each ranking.

@@ -50,15 +50,17 @@ func (s *Summary) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "\nreload and provisioning problems (%s):\n", Plural(n, "message"))
 		for _, p := range s.Problems {
 			fmt.Fprintf(w, "  %-5s %s", p.Level, p.Message)
-			if p.File != "" {
-				fmt.Fprintf(w, " (%s", p.File)
+			if where := p.File + p.URL; where != "" {
+				fmt.Fprintf(w, " (%s", where)
 				if p.Line > 0 {
 					fmt.Fprintf(w, ":%d", p.Line)
 				}
 				fmt.Fprint(w, ")")
 			}
-			if p.Error != "" {
-				fmt.Fprintf(w, ": %s", p.Error)
+			for _, s := range []string{p.Error, p.Detail} {
+				if s != "" {
+					fmt.Fprintf(w, ": %s", s)
+				}
 			}
 			if p.Count > 1 {
 				fmt.Fprintf(w, " [%d times", p.Count)

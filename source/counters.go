@@ -2,8 +2,9 @@ package source
 
 // Counters are the metrics a Source records, as function values; any of
 // them may be nil. Results are the label values of the robots.txt loads
-// (ok, invalid, incomplete, error, missing) and fetches (upstream.Outcome's
-// names).
+// (ok; no_rules, truncated and star_lifted for a file installed that takes
+// rules away, see ResultNoRules; invalid, incomplete, error, missing) and
+// fetches (upstream.Outcome's names).
 type Counters struct {
 	// Reload counts a load of the robots.txt by its result.
 	Reload func(result string)

@@ -26,10 +26,14 @@ type Snapshot struct {
 	// name the robots.txt each decision was judged against.
 	Body    []byte
 	Version string
+	// rules and starRules count the site's Allow and Disallow lines, and
+	// those for "*" (policy.Robots.RuleCount), to tell what a reload lifts.
+	rules, starRules int
 }
 
 // install builds and publishes the snapshot for r. The caller holds s.mu.
 func (s *Source) install(r *policy.Robots, body []byte, file fileStamp, modTime time.Time, missing bool) {
+	rules, star := r.RuleCount()
 	served := r.Clone()
 	if s.additions != nil {
 		s.additions(served)
@@ -49,5 +53,6 @@ func (s *Source) install(r *policy.Robots, body []byte, file fileStamp, modTime 
 		Missing: missing,
 		Body:    body,
 		Version: version,
+		rules:   rules, starRules: star,
 	})
 }

@@ -192,7 +192,7 @@ func (s *Source) Load() {
 // it installed the file. The caller holds s.mu.
 func (s *Source) accept(data []byte, file fileStamp, modTime time.Time, prev *Snapshot, now time.Time) bool {
 	noRules := prev == nil || prev.Missing
-	r := policy.ParseHead(data, file.size)
+	r := s.parse(data, file)
 	if err := r.Err(); err != nil {
 		if prev == nil {
 			s.install(policy.Parse(nil), nil, fileStamp{}, now, true)
@@ -221,6 +221,7 @@ func (s *Source) accept(data []byte, file fileStamp, modTime time.Time, prev *Sn
 		}
 		return false
 	}
+	lost := judgeLoss(r, prev) // loss.go: rules lifted are logged loud
 	diags := r.Lint()
 	// The most serious findings first: only the first ten are logged.
 	sort.SliceStable(diags, func(i, j int) bool { return diags[i].Severity > diags[j].Severity })
@@ -229,12 +230,17 @@ func (s *Source) accept(data []byte, file fileStamp, modTime time.Time, prev *Sn
 			s.logger.Warn("more robots.txt lint findings", s.where(), zap.Int("count", len(diags)-10))
 			break
 		}
-		if d.Severity >= policy.Warning {
+		if d.Severity >= policy.Warning && !(d.Code == policy.CodeTruncated && lost.cut) {
 			s.logger.Warn("robots.txt lint", s.where(), zap.Int("line", d.Line), zap.String("message", d.Message))
 		}
 	}
 	s.install(r, data, file, modTime, false)
-	s.counters.reload("ok")
+	if lost.result != "" {
+		lost.log(s.logger, s.where())
+		s.counters.reload(lost.result)
+	} else {
+		s.counters.reload("ok")
+	}
 	if prev != nil {
 		s.logger.Info("robots.txt reloaded", s.where(), zap.Int("groups", len(r.Groups)), zap.Int("lint_findings", len(diags)))
 	}

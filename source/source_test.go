@@ -507,7 +507,7 @@ func TestSourceLarge(t *testing.T) {
 	if allowedBy(s, "/early/x") || !allowedBy(s, "/late/x") {
 		t.Error("a 20 MiB file: the rules of its first 500 KiB should apply, and only those")
 	}
-	lint := logs.FilterMessageSnippet("robots.txt lint").All()
+	lint := logs.FilterMessageSnippet("robots.txt is larger than 500 KiB").All() // loss.go
 	want := fmt.Sprintf("file is larger than %d bytes: the last", policy.MaxSize)
 	found := false
 	for _, e := range lint {
