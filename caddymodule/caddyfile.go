@@ -73,6 +73,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 //	    escalate_verified_search
 //	    allow_bad_agents
 //	    allow_impostors
+//	    posers           enforce|log|off
+//	    allow_fingerprint <ja4...>
 //	    allow_ip         <ip or cidr...>
 //	    allow_token      <token...>
 //	    verify           off
@@ -342,6 +344,10 @@ var caddyfileOptions = map[string]caddyfileOption{
 	"escalate_verified_search": fieldOption("escalate_verified_search", func(h *Handler) *bool { return &h.EscalateVerifiedSearch }),
 	"allow_bad_agents":         fieldOption("allow_bad_agents", func(h *Handler) *bool { return &h.AllowBadAgents }),
 	"allow_impostors":          fieldOption("allow_impostors", func(h *Handler) *bool { return &h.AllowImpostors }),
+	"posers":                   fieldOption("posers", func(h *Handler) *string { return &h.Posers }),
+	"allow_fingerprint": {repeatable: true, read: func(h *Handler, r *optionReader) error {
+		return r.appendTo(&h.AllowFingerprints, "allow_fingerprints")
+	}},
 	"allow_ip": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		return r.appendTo(&h.AllowIPs, "allow_ips")
 	}},

@@ -53,7 +53,7 @@ func TestConfigErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	typo := filepath.Join(dir, "wwww", "robots.txt")
-	const classes = "(want one of browser, search, ai, seo, social, monitor, script, bad, bot, unknown)"
+	const classes = "(want one of browser, search, ai, seo, social, monitor, script, bad, bot, poser, unknown)"
 	const parts = ", or a part of class ai: ai-training, ai-search, ai-user"
 	covered := map[string]bool{}
 	defer func() {
@@ -88,7 +88,7 @@ func TestConfigErrors(t *testing.T) {
 		{"", "", `"rates": {"script": 5, "ai": 0}, "window": 600, "state_ttl": "10ms", "verify": {"ttl": 60}`, "robots_guard: rates.script: must be at least 1ms, got 5ns (JSON numbers are nanoseconds; write \"5s\")\nrobots_guard: window: must be at least 1s, got 600ns (JSON numbers are nanoseconds; write \"600s\")\nrobots_guard: verify.ttl: must be at least 1s, got 60ns (JSON numbers are nanoseconds; write \"60s\")\nrobots_guard: state_ttl: must be at least 1s, got 10ms"},
 		{"", "", `"store": "redis://127.0.0.1:6379"`, `robots_guard: store: want an object such as {"module": "redis", "url": "redis://127.0.0.1:6379"}, got "redis://127.0.0.1:6379"`},
 		{"", "", `"store": {"module": "redis", "url": "redis://127.0.0.1:6379", "timeout": 250}`, `robots_guard: store.timeout: must be at least 1ms, got 250ns (JSON numbers are nanoseconds; write "250s")`},
-		{"", "", `"verify": {"wait": "soon", "ranges": {"gptbot": 5}}, "bots": [{"token": "x", "class": "alien", "match": ["x"]}]`, "robots_guard: verify.wait: \"soon\" is not a duration (write e.g. \"2s\", \"500ms\", \"1h30m\" or \"2d\")\nrobots_guard: verify.ranges.gptbot: want a string, got a number (5)\nrobots_guard: bots[0].class: unknown class \"alien\" (want one of browser, search, ai, seo, social, monitor, script, bad, bot, unknown)"},
+		{"", "", `"verify": {"wait": "soon", "ranges": {"gptbot": 5}}, "bots": [{"token": "x", "class": "alien", "match": ["x"]}]`, "robots_guard: verify.wait: \"soon\" is not a duration (write e.g. \"2s\", \"500ms\", \"1h30m\" or \"2d\")\nrobots_guard: verify.ranges.gptbot: want a string, got a number (5)\nrobots_guard: bots[0].class: unknown class \"alien\" (want one of browser, search, ai, seo, social, monitor, script, bad, bot, poser, unknown)"},
 		{"", "", `"log_repeats": 5, "web_bot_auth": {"max_validity": 3600}`, "robots_guard: web_bot_auth.max_validity: must be at least 1s, got 3.6µs (JSON numbers are nanoseconds; write \"3600s\")\nrobots_guard: log_repeats: must be at least 1ms, got 5ns (JSON numbers are nanoseconds; write \"5s\")"},
 		{"strikess 3", "robots_guard: unrecognized option 'strikess' (did you mean 'strikes'?), at Testfile:2", "", ""},
 		{"x_robot_tag /x noindex", "robots_guard: unrecognized option 'x_robot_tag' (did you mean 'x_robots_tag'?), at Testfile:2", "", ""},
@@ -157,6 +157,8 @@ func TestConfigErrors(t *testing.T) {
 		{"block_class ai-everything", `robots_guard: block_class: unknown class "ai-everything" ` + classes + parts + `, at Testfile:2`, `"block_classes": ["ai-everything"]`, `robots_guard: block_classes[0]: unknown class "ai-everything" ` + classes + parts},
 		{"allow_ip 10.0.0.0/33", `robots_guard: allow_ip: invalid IP range "10.0.0.0/33", at Testfile:2`, `"allow_ips": ["10.0.0.0/33"]`, `robots_guard: allow_ips[0]: invalid IP range "10.0.0.0/33"`},
 		{"allow_ip localhost", `robots_guard: allow_ip: invalid IP "localhost", at Testfile:2`, `"allow_ips": ["300.1.1.1"]`, `robots_guard: allow_ips[0]: invalid IP "300.1.1.1"`},
+		{"posers strict", `robots_guard: posers: unknown mode "strict" (want enforce, log or off), at Testfile:2`, `"posers": "strict"`, `robots_guard: posers: unknown mode "strict" (want enforce, log or off)`},
+		{"allow_fingerprint t13d1516h2_8daaf6152771", `robots_guard: allow_fingerprint: "t13d1516h2_8daaf6152771" is not a JA4 fingerprint (like t13d1516h2_8daaf6152771_e5627efa2ab1), at Testfile:2`, `"allow_fingerprints": ["t13d1516h2_8daaf6152771_e5627efa2ab1", "x"]`, `robots_guard: allow_fingerprints[1]: "x" is not a JA4 fingerprint (like t13d1516h2_8daaf6152771_e5627efa2ab1)`},
 		{"allow_token /x", `robots_guard: allow_token: "/x" is not a product token, at Testfile:2`, `"allow_tokens": ["/x"]`, `robots_guard: allow_tokens[0]: "/x" is not a product token`},
 		{"verify on", "robots_guard: verify: want 'off' or a block, got 'on', at Testfile:2", "", ""},
 		{"verify {\n  wait forever\n }", "robots_guard: verify wait: 'forever' is not a duration, at Testfile:3", "", ""},

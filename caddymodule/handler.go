@@ -22,6 +22,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/enforce/redisstore"
+	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/report"
@@ -196,6 +197,22 @@ type Handler struct {
 	// robots.txt rules instead of refusing them outright. Default: false,
 	// refused.
 	AllowImpostors bool `json:"allow_impostors,omitempty"`
+
+	// Posers is what becomes of a client whose User-Agent claims a browser
+	// while how it speaks is decisive evidence that it is none (no
+	// Sec-Fetch-* over HTTPS, a library's TLS stack, a Gecko token no
+	// Firefox writes; see docs/posers.md): "enforce" holds it to robots.txt
+	// as an undeclared bot (the "*" group, its Crawl-delay, bot's rate,
+	// strikes; refusals carry X-Robots-Guard-Evidence), "log" serves it as
+	// the browser it claims and logs and counts its evidence, "off" judges
+	// nothing. Default: "enforce".
+	Posers string `json:"posers,omitempty"`
+
+	// AllowFingerprints are JA4 TLS fingerprints (as
+	// {http.robots_guard.ja4} shows them) whose clients are never judged
+	// posers: a partner's monitor that sends a browser's User-Agent is
+	// then served as the browser it claims. Default: none.
+	AllowFingerprints []string `json:"allow_fingerprints,omitempty"`
 
 	// AllowIPs are IP ranges (CIDR or single IPs) that are never refused.
 	// Default: none.
@@ -545,6 +562,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		req.UA, req.Verdict, req.Signed = sig.Identify(h.classifier, req.UA, req.Verdict)
 	}
 	req.Dest, req.Accept = r.Header.Get("Sec-Fetch-Dest"), r.Header.Get("Accept")
+	h.engine.Judge(&req, r.Method, r.Header, evidence.TLS{}, origin(r))
 	if h.verifier != nil && req.Verdict == uaclass.NotClaimed && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
 		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
 	}
@@ -674,6 +692,18 @@ func scheme(r *http.Request) string {
 		return "https"
 	}
 	return "http"
+}
+
+// origin is how the client saw the site, for the judgement of a browser's
+// claim: HTTPS when Caddy terminated TLS; plain HTTP otherwise, even to a
+// Host of localhost, which a proxy in front may send for a public
+// plain-HTTP site (nginx's default Host is the upstream's), where browsers
+// send no Fetch Metadata: a plain-HTTP origin only drops checks.
+func origin(r *http.Request) evidence.Origin {
+	if r.TLS != nil {
+		return evidence.Secure
+	}
+	return evidence.Insecure
 }
 
 // clientIP returns the client IP Caddy determined (trusted_proxies

@@ -48,6 +48,14 @@ type Config struct {
 	// robots.txt rules instead of refusing them outright. Default: refused.
 	AllowImpostors bool
 
+	// Posers is what becomes of a client whose User-Agent claims a browser
+	// while how it speaks is decisive evidence that it is none (see
+	// [Engine.Judge]). Default: [PosersEnforce].
+	Posers PoserMode
+	// AllowFingerprints are JA4 fingerprints whose clients are not judged (a
+	// partner's monitor that sends a browser's User-Agent). Default: none.
+	AllowFingerprints []string
+
 	// ClassRates is the least interval between requests of one client
 	// (address prefix and product token) of a class, enforced where
 	// robots.txt gives the client no Crawl-delay. A zero interval means no
@@ -157,6 +165,9 @@ var DefaultClassRates = map[uaclass.Class]time.Duration{
 func (c Config) withDefaults() (Config, error) {
 	if c.ContentUsage > UsageOff {
 		return c, fmt.Errorf("invalid content usage mode %d", c.ContentUsage)
+	}
+	if c.Posers > PosersOff {
+		return c, fmt.Errorf("invalid poser mode %d", c.Posers)
 	}
 	if c.ClassRates == nil {
 		c.ClassRates = DefaultClassRates

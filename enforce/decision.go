@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -152,6 +153,12 @@ type Request struct {
 	// values: for a client that renders (uaclass.Result.Renders) they
 	// tell a page's subresources from its navigations (see [Subresource]).
 	Dest, Accept string
+	// JA4 is the JA4 fingerprint of the request's TLS handshake, or "".
+	JA4 string
+	// Evidence is what [Engine.Judge] found against a browser's claim: a
+	// poser's decisive evidence (UA.Class is then uaclass.Poser), or a
+	// mismatch that changed nothing.
+	Evidence evidence.Verdict
 }
 
 // Decision is the engine's verdict on one request.
@@ -203,6 +210,11 @@ type Decision struct {
 	// ReasonDeparture and UnlessFeed decisions; policy.NoDeparture
 	// otherwise.
 	Departure policy.Departure
+	// Evidence is the evidence of a request with decisive evidence against
+	// its browser claim (Request.Evidence): a poser's, or with posers
+	// "log" a browser's that is served. Refusals name it in
+	// X-Robots-Guard-Evidence, and the decision is logged.
+	Evidence evidence.Evidence
 }
 
 // Enforced reports whether the decision must be carried out: a refusal
@@ -212,10 +224,10 @@ func (d *Decision) Enforced() bool {
 }
 
 // Noteworthy reports whether the decision should be logged: any refusal
-// (also in dry-run mode) or violation, and a feed served where the "*"
-// group disallows it.
+// (also in dry-run mode) or violation, a feed served where the "*" group
+// disallows it, and a poser's request.
 func (d *Decision) Noteworthy() bool {
-	return d.Action != Allow || d.Violation || d.Reason == ReasonTrap || d.Reason == ReasonFeed
+	return d.Action != Allow || d.Violation || d.Reason == ReasonTrap || d.Reason == ReasonFeed || d.Evidence != 0
 }
 
 // FeedOnly reports whether the request is to be served only if the

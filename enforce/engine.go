@@ -20,6 +20,7 @@ type Engine struct {
 	blockClass  [16]bool
 	allowTokens map[string]bool
 	classRates  [16]time.Duration
+	allowJA4    map[string]bool
 }
 
 // New returns an Engine with the given configuration and store. A nil store
@@ -44,6 +45,13 @@ func New(cfg Config, store Store) (*Engine, error) {
 			return nil, fmt.Errorf("invalid class %d", c)
 		}
 		e.classRates[c] = d
+	}
+	if _, ok := cfg.ClassRates[uaclass.Poser]; !ok {
+		e.classRates[uaclass.Poser] = e.classRates[uaclass.OtherBot]
+	}
+	e.allowJA4 = make(map[string]bool, len(cfg.AllowFingerprints))
+	for _, f := range cfg.AllowFingerprints {
+		e.allowJA4[f] = true
 	}
 	for _, t := range cfg.AllowTokens {
 		e.allowTokens[t] = true
@@ -115,6 +123,9 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
 	d := Decision{DryRun: e.cfg.DryRun}
 	ua := &req.UA
+	if req.Evidence.Decisive() {
+		d.Evidence = req.Evidence.Evidence
+	}
 	key := e.key(req.IP, ua.Token())
 	addr := AddrKey(key)
 	long := longTarget(&req.Target)

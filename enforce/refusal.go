@@ -121,7 +121,7 @@ func (t *Refusals) Refuse(hdr http.Header, d *Decision, p *policy.Policy) Refusa
 	// One array for the header values: the header map takes slices of it,
 	// so that a later handler that edits a value in place edits only this
 	// response's.
-	vals := new([5]string)
+	vals := new([6]string)
 	// A refusal depends on who asks (its User-Agent, its address's
 	// state): no shared cache may keep it, nor serve it to anyone else.
 	vals[3], vals[4] = "private, no-store", "User-Agent"
@@ -153,6 +153,10 @@ func (t *Refusals) Refuse(hdr http.Header, d *Decision, p *policy.Policy) Refusa
 		rf.rule = t.ruleText(p, d.Rule)
 		vals[1] = rf.rule.header
 		hdr["X-Robots-Guard-Rule"] = vals[1:2:2]
+	}
+	if d.Evidence != 0 {
+		vals[5] = evidenceHeader(d.Evidence)
+		hdr["X-Robots-Guard-Evidence"] = vals[5:6:6]
 	}
 	if rf.Body != nil {
 		hdr["Content-Type"] = []string{"text/plain; charset=utf-8"}

@@ -32,6 +32,8 @@ type Settings struct {
 	AllowImpostors          bool
 	AllowIPs, AllowTokens   []string
 	ContentUsage            string // "enforce" (or ""), "log" or "off"
+	Posers                  string // "enforce" (or ""), "log" or "off"
+	AllowFingerprints       []string
 	// The in-process store's bounds ([NewMemoryStore]), checked here with
 	// the rest.
 	MaxClients, MaxBlocks int
@@ -156,6 +158,15 @@ func (s Settings) Check() (Config, error) {
 		return cfg, field.Wrap("content_usage", err)
 	}
 	cfg.ContentUsage = mode
+	if cfg.Posers, err = ParsePoserMode(s.Posers); err != nil {
+		return cfg, field.Wrap("posers", err)
+	}
+	for i, f := range s.AllowFingerprints {
+		if !validJA4(f) {
+			return cfg, field.Errorf(fmt.Sprintf("allow_fingerprints[%d]", i), "%q is not a JA4 fingerprint (like t13d1516h2_8daaf6152771_e5627efa2ab1)", f)
+		}
+		cfg.AllowFingerprints = append(cfg.AllowFingerprints, f)
+	}
 	// What New checks beyond the values above (a cooldown longer than the
 	// default maximum, for one).
 	if _, err := cfg.withDefaults(); err != nil {

@@ -3,8 +3,6 @@ package evidence
 import (
 	"net/http"
 	"testing"
-
-	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 // benchRequests are the common requests: a real browser's navigation and
@@ -59,21 +57,11 @@ func TestNoAllocations(t *testing.T) {
 	}
 }
 
-// BenchmarkJudge measures a request's claim and judgement, next to the
-// classification the engine already does for every request (uaclass, from
-// its cache): the added cost of the evidence.
+// BenchmarkJudge measures a request's claim and judgement. The claim is
+// parsed once per User-Agent (uaclass caches it with the class); the
+// judgement is the cost every browser request adds.
 func BenchmarkJudge(b *testing.B) {
-	cl, err := uaclass.New(uaclass.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, r := range benchRequests(b) {
-		b.Run("classify/"+r.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				cl.Classify(r.ua)
-			}
-		})
 		b.Run("parse/"+r.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -6,8 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 func TestParseClaim(t *testing.T) {
@@ -86,14 +84,10 @@ func TestParseClaim(t *testing.T) {
 	}
 }
 
-// TestClaimsOfBrowsers reads the browsers of uaclass's corpus: every claim
-// ParseClaim judges is a browser to uaclass too (the engine judges only
-// those), and the mainstream ones are judged.
+// TestClaimsOfBrowsers reads the browsers of uaclass's corpus: the
+// mainstream ones are judged. (uaclass's TestClaims checks that every
+// claim judged is a browser to uaclass too: the engine judges only those.)
 func TestClaimsOfBrowsers(t *testing.T) {
-	cl, err := uaclass.New(uaclass.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	f, err := os.Open("../uaclass/testdata/browsers.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -115,9 +109,6 @@ func TestClaimsOfBrowsers(t *testing.T) {
 		if c.checks&checkHeaders != 0 {
 			headers++
 		}
-		if r := cl.Classify(ua); r.Class != uaclass.Browser {
-			t.Errorf("%q: judged as %s, but uaclass says %s", ua, c, r.Class)
-		}
 	}
 	t.Logf("%d browsers: %d claims judged, %d by their headers", n, judged, headers)
 	if judged < n/2 || headers < n/3 {
@@ -129,7 +120,7 @@ func TestClaimsOfBrowsers(t *testing.T) {
 // robot's User-Agent is held to a browser's headers, and those held to a
 // browser's TLS stack are robots' that announce a Chromium or Firefox
 // product token after the browser's (which uaclass names, so the engine
-// never judges them).
+// never judges them: uaclass's TestClaims).
 func TestClaimsOfRobots(t *testing.T) {
 	b, err := os.ReadFile("../uaclass/internal/botsgen/data/crawler-user-agents.json")
 	if err != nil {
@@ -137,10 +128,6 @@ func TestClaimsOfRobots(t *testing.T) {
 	}
 	var list []struct{ Instances []string }
 	if err := json.Unmarshal(b, &list); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := uaclass.New(uaclass.Options{})
-	if err != nil {
 		t.Fatal(err)
 	}
 	n, judged := 0, 0
@@ -153,9 +140,6 @@ func TestClaimsOfRobots(t *testing.T) {
 			}
 			if c.Judged() {
 				judged++
-				if r := cl.Classify(ua); r.Class == uaclass.Browser {
-					t.Logf("uaclass calls it a browser: %q", ua)
-				}
 			}
 		}
 	}

@@ -80,6 +80,12 @@ type Entry struct {
 	Signature      string `json:"signature,omitempty"`
 	SignatureAgent string `json:"signature_agent,omitempty"`
 	SignatureError string `json:"signature_error,omitempty"`
+	// Evidence is what the request showed against its browser claim (the
+	// codes of evidence.Evidence: "sec-fetch", "tls,sec-fetch", ...), a
+	// poser's decisive evidence or a mismatch, and EvidenceReason says it
+	// for a person (evidence.Verdict.Reason).
+	Evidence       string `json:"evidence,omitempty"`
+	EvidenceReason string `json:"evidence_reason,omitempty"`
 	// Repeats marks a summary line (log_repeats): the number of further
 	// decisions like the line it follows up (the same client, action,
 	// reason and rule; the other fields are those of its first request)
@@ -138,6 +144,8 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	addString("signature", e.Signature)
 	addString("signature_agent", e.SignatureAgent)
 	addString("signature_error", e.SignatureError)
+	addString("evidence", e.Evidence)
+	addString("evidence_reason", e.EvidenceReason)
 	if e.Repeats != 0 {
 		enc.AddInt64("repeats", e.Repeats)
 	}

@@ -184,6 +184,9 @@ func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, 
 	if d.Rule != nil {
 		e.RuleLine, e.Rule = d.Rule.Line, d.Rule.String()
 	}
+	if v := req.Evidence; !v.None() {
+		e.Evidence, e.EvidenceReason = v.Evidence.String(), v.Reason()
+	}
 	if !d.BlockedUntil.IsZero() {
 		e.BlockedUntil = &Time{Time: d.BlockedUntil.Truncate(time.Millisecond)}
 	}

@@ -28,8 +28,9 @@ type cache struct {
 const (
 	cacheShards = 16
 	// entryOverhead approximates the bytes a cached entry costs beside its
-	// key: the map slot, the string header and the Result.
-	entryOverhead = 96
+	// key: the map slot, the string header and the Result (its Claim
+	// included).
+	entryOverhead = 160
 	// maxCachedUA keeps hostile, huge User-Agents out of the cache.
 	maxCachedUA = 1024
 )

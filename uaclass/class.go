@@ -32,6 +32,13 @@ const (
 	Bad
 	// OtherBot is any other self-declared robot; its name is "bot".
 	OtherBot
+	// Poser is a client whose User-Agent claims a browser while how it
+	// speaks is decisive evidence that it is none (package evidence: a
+	// library's TLS stack, no Fetch Metadata over HTTPS, a Gecko token no
+	// Firefox writes). Classify never returns it: the engine gives it
+	// (enforce.Engine.Judge), and holds such a client to robots.txt as it
+	// holds an undeclared bot: the "*" group, bot's rate.
+	Poser
 )
 
 var classNames = [...]string{
@@ -45,6 +52,7 @@ var classNames = [...]string{
 	Script:   "script",
 	Bad:      "bad",
 	OtherBot: "bot",
+	Poser:    "poser",
 }
 
 // Classes lists every class, in the order of their values.
@@ -57,7 +65,7 @@ func Classes() []Class {
 }
 
 // String returns the class name: "browser", "search", "ai", "seo", "social",
-// "monitor", "script", "bad", "bot" or "unknown".
+// "monitor", "script", "bad", "bot", "poser" or "unknown".
 func (c Class) String() string {
 	if int(c) < len(classNames) {
 		return classNames[c]
@@ -72,7 +80,7 @@ func ParseClass(name string) (Class, error) {
 			return Class(i), nil
 		}
 	}
-	return Unknown, fmt.Errorf("unknown class %q (want one of browser, search, ai, seo, social, monitor, script, bad, bot, unknown)", name)
+	return Unknown, fmt.Errorf("unknown class %q (want one of browser, search, ai, seo, social, monitor, script, bad, bot, poser, unknown)", name)
 }
 
 // MarshalText implements encoding.TextMarshaler.

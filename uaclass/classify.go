@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/policy"
 )
 
@@ -30,6 +31,10 @@ type Result struct {
 	// known to be a person, so robots.txt still applies to it, but it should
 	// not be paced like a script.
 	BrowserLike bool
+	// Claim is what a [Browser]'s User-Agent claims (evidence.ParseClaim),
+	// to be held to how the request speaks; the zero Claim for the other
+	// classes, and for browsers no check can judge.
+	Claim evidence.Claim
 }
 
 // UserTriggered reports whether the client is a fetcher acting on a person's
@@ -171,6 +176,9 @@ func (c *Classifier) Classify(ua string) Result {
 		}
 	}
 	r := c.classify(ua)
+	if r.Class == Browser {
+		r.Claim = evidence.ParseClaim(ua)
+	}
 	if c.cache != nil {
 		c.cache.put(ua, r)
 	}

@@ -378,7 +378,7 @@ func TestClassifyCachedAllocs(t *testing.T) {
 
 // TestClassNames: the class names are the configuration and log format.
 func TestClassNames(t *testing.T) {
-	want := []string{"unknown", "browser", "search", "ai", "seo", "social", "monitor", "script", "bad", "bot"}
+	want := []string{"unknown", "browser", "search", "ai", "seo", "social", "monitor", "script", "bad", "bot", "poser"}
 	for i, c := range Classes() {
 		if c.String() != want[i] {
 			t.Errorf("Class(%d) = %q, want %q", i, c, want[i])

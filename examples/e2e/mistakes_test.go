@@ -210,7 +210,7 @@ func TestMistakeReportFilter(t *testing.T) {
 		}
 	}
 	out, code = caddyCmd(t, dir, "robots", "report", "--class", "AI,robots", logFile)
-	want = `--class: unknown class "robots"; want one of unknown, browser, search, ai, seo, social, monitor, script, bad, bot`
+	want = `--class: unknown class "robots"; want one of unknown, browser, search, ai, seo, social, monitor, script, bad, bot, poser`
 	if code != 1 || !strings.Contains(out, want) {
 		t.Errorf("report --class robots: exit %d\n%s\nwant %q", code, out, want)
 	}

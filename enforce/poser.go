@@ -1,0 +1,118 @@
+package enforce
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/robotsguard/robotsguard/evidence"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+// PoserMode says what the engine does with a client whose User-Agent
+// claims a browser while how it speaks is decisive evidence that it is
+// none (see [Engine.Judge]).
+type PoserMode uint8
+
+// Poser modes.
+const (
+	// PosersEnforce holds a poser to robots.txt as an undeclared bot (the
+	// default).
+	PosersEnforce PoserMode = iota
+	// PosersLog judges, logs and counts posers, and serves them as the
+	// browsers they claim to be.
+	PosersLog
+	// PosersOff judges nothing.
+	PosersOff
+)
+
+// ParsePoserMode reads a poser mode: "enforce" (or ""), "log" or "off".
+func ParsePoserMode(s string) (PoserMode, error) {
+	switch s {
+	case "", "enforce":
+		return PosersEnforce, nil
+	case "log":
+		return PosersLog, nil
+	case "off":
+		return PosersOff, nil
+	}
+	return 0, fmt.Errorf("unknown mode %q (want enforce, log or off)", s)
+}
+
+// Judge holds a browser's claim (uaclass.Result.Claim) to how the request
+// speaks (evidence.Judge): h and method are the request's headers and
+// method, t what the TLS fingerprint table says of its handshake, o how the
+// client saw the site. Any evidence is kept in req.Evidence, for logs and
+// metrics. Decisive evidence makes the client a poser: its class becomes
+// uaclass.Poser, with no product token and no browser's allowance, so that
+// [Engine.Decide] holds it to the "*" group's rules and Crawl-delay, the
+// strikes and the ladder, as it holds an undeclared bot; and a request of
+// it is not a browser's fetch for another site (Request.CrossSite).
+//
+// A mismatch alone (another engine's TLS stack, client hints missing or
+// naming another brand or platform) changes nothing: a browser whose user
+// changed its User-Agent, or a privacy browser that sends fewer hints,
+// shows as much. Neither does anything unknown (a stack the table does not
+// know, a browser no check can judge). A client whose JA4 fingerprint the
+// operator allows (Config.AllowFingerprints) is not judged. Judge allocates
+// nothing.
+func (e *Engine) Judge(req *Request, method string, h http.Header, t evidence.TLS, o evidence.Origin) {
+	if req.UA.Class != uaclass.Browser || e.cfg.Posers == PosersOff || !req.UA.Claim.Judged() {
+		return
+	}
+	if req.JA4 != "" && e.allowJA4[req.JA4] {
+		return
+	}
+	v := evidence.Judge(req.UA.Claim, method, h, t, o)
+	if v.None() {
+		return
+	}
+	req.Evidence = v
+	if v.Decisive() && e.cfg.Posers == PosersEnforce {
+		req.UA = uaclass.Result{Class: uaclass.Poser, Claim: req.UA.Claim}
+		req.BrowserLike, req.CrossSite = false, false
+	}
+}
+
+// evidenceHeaders are the X-Robots-Guard-Evidence values of every set of
+// findings ("tls", "sec-fetch,gecko"), made once so that a refusal formats
+// nothing.
+var evidenceHeaders = func() (s [256]string) {
+	for i := range s {
+		s[i] = evidence.Evidence(i).String()
+	}
+	return s
+}()
+
+// evidenceHeader returns the X-Robots-Guard-Evidence value of e.
+func evidenceHeader(e evidence.Evidence) string {
+	if int(e) < len(evidenceHeaders) {
+		return evidenceHeaders[e]
+	}
+	return e.String()
+}
+
+// validJA4 reports a JA4 fingerprint as FoxIO's spec writes it: a_b_c,
+// where a is ten characters (the protocol t, q or d, the TLS version, d or
+// i for SNI, two digits of ciphers, two of extensions, two of ALPN) and b
+// and c are twelve lower-case hex digits.
+func validJA4(s string) bool {
+	if len(s) != 36 || s[10] != '_' || s[23] != '_' || s[0] != 't' && s[0] != 'q' && s[0] != 'd' || s[3] != 'd' && s[3] != 'i' {
+		return false
+	}
+	for i := 4; i < 8; i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	for _, i := range [...]int{1, 2, 8, 9} {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	for i := 11; i < len(s); i++ {
+		if c := s[i]; i != 23 && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
