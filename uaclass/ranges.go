@@ -2,6 +2,7 @@ package uaclass
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -56,17 +57,86 @@ type RangeList struct {
 	Cached bool
 	// Size is the size of the document in bytes.
 	Size int
+
+	spans []span // Prefixes as sorted, disjoint address intervals
 }
 
-// Contains reports whether ip is in one of the list's ranges.
-func (l *RangeList) Contains(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	for _, p := range l.Prefixes {
-		if p.Contains(ip) {
-			return true
-		}
+// span is an interval of addresses, IPv4 as IPv4-mapped IPv6.
+type span struct{ lo, hi u128 }
+
+type u128 struct{ hi, lo uint64 }
+
+func (a u128) less(b u128) bool { return a.hi < b.hi || a.hi == b.hi && a.lo < b.lo }
+
+func u128Of(a netip.Addr) u128 {
+	b := a.As16() // an IPv4 address as IPv4-mapped
+	return u128{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
+}
+
+// index builds the sorted intervals Contains searches; a list is indexed
+// before it is put in force.
+func (l *RangeList) index() {
+	if l.spans != nil || len(l.Prefixes) == 0 {
+		return
 	}
-	return false
+	spans := make([]span, 0, len(l.Prefixes))
+	for _, p := range l.Prefixes {
+		p = p.Masked()
+		host := 128 - p.Bits()
+		if p.Addr().Is4() {
+			host = 32 - p.Bits()
+		}
+		lo := u128Of(p.Addr())
+		hi := lo
+		if host >= 64 {
+			hi.lo, hi.hi = ^uint64(0), hi.hi|(^uint64(0)>>(128-host))
+		} else if host > 0 {
+			hi.lo |= ^uint64(0) >> (64 - host)
+		}
+		spans = append(spans, span{lo, hi})
+	}
+	slices.SortFunc(spans, func(a, b span) int {
+		if a.lo.less(b.lo) {
+			return -1
+		}
+		if b.lo.less(a.lo) {
+			return 1
+		}
+		return 0
+	})
+	merged := spans[:1]
+	for _, s := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if !last.hi.less(s.lo) { // overlapping or nested
+			if last.hi.less(s.hi) {
+				last.hi = s.hi
+			}
+			continue
+		}
+		merged = append(merged, s)
+	}
+	l.spans = slices.Clip(merged)
+}
+
+// Contains reports whether ip is in one of the list's ranges: a binary
+// search of its intervals, without a lock or an allocation.
+func (l *RangeList) Contains(ip netip.Addr) bool {
+	if l.spans == nil {
+		l2 := *l
+		l2.index() // a list made by hand, not put in force through Ranges
+		l = &l2
+	}
+	x := u128Of(ip.Unmap())
+	i, _ := slices.BinarySearchFunc(l.spans, x, func(s span, x u128) int {
+		if x.less(s.lo) {
+			return 1
+		}
+		if s.hi.less(x) {
+			return -1
+		}
+		return 0
+	})
+	return i < len(l.spans) && !x.less(l.spans[i].lo) && !l.spans[i].hi.less(x)
 }
 
 // Ranges holds the list of a crawler's ranges in force, replaced whole when
@@ -77,15 +147,20 @@ type Ranges struct{ p atomic.Pointer[RangeList] }
 // NewRanges returns Ranges holding l.
 func NewRanges(l *RangeList) *Ranges {
 	r := &Ranges{}
-	r.p.Store(l)
+	r.Store(l)
 	return r
 }
 
 // Load returns the list in force, nil when none is.
 func (r *Ranges) Load() *RangeList { return r.p.Load() }
 
-// Store puts l in force.
-func (r *Ranges) Store(l *RangeList) { r.p.Store(l) }
+// Store puts l in force; l is not to be changed after.
+func (r *Ranges) Store(l *RangeList) {
+	if l != nil {
+		l.index()
+	}
+	r.p.Store(l)
+}
 
 // LoadRanges reads a file of IP ranges in one of the formats of
 // [ParseRangeList]. It reads at most maxSize bytes of a regular file, so

@@ -3,6 +3,8 @@ package uaclass
 import (
 	"context"
 	"errors"
+	"maps"
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -216,4 +218,102 @@ func FuzzParseRangeList(f *testing.F) {
 			t.Fatalf("parsed differently the second time: %v", err)
 		}
 	})
+}
+
+// TestRangeIntervals: the sorted intervals Contains searches say what a
+// scan of the prefixes says, for random IPv4 and IPv6 lists with nested,
+// overlapping and adjacent prefixes, at random addresses and at each
+// prefix's first and last address and their neighbours.
+func TestRangeIntervals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	addr := func(v4 bool) netip.Addr {
+		if v4 {
+			return netip.AddrFrom4([4]byte{10, byte(rng.IntN(4)), byte(rng.IntN(256)), byte(rng.IntN(256))})
+		}
+		var b [16]byte
+		b[0], b[1], b[2] = 0x20, 0x01, byte(rng.IntN(4))
+		for i := 3; i < 16; i++ {
+			b[i] = byte(rng.IntN(256))
+		}
+		return netip.AddrFrom16(b)
+	}
+	for round := range 200 {
+		var prefixes []netip.Prefix
+		for range 1 + rng.IntN(40) {
+			v4 := rng.IntN(2) == 0
+			bits := 8 + rng.IntN(25)
+			if !v4 {
+				bits = 16 + rng.IntN(113)
+			}
+			prefixes = append(prefixes, netip.PrefixFrom(addr(v4), bits).Masked())
+		}
+		l := NewRanges(&RangeList{Prefixes: prefixes}).Load()
+		scan := func(ip netip.Addr) bool {
+			for _, p := range prefixes {
+				if p.Contains(ip) {
+					return true
+				}
+			}
+			return false
+		}
+		var probes []netip.Addr
+		for _, p := range prefixes {
+			last := lastAddr(p)
+			probes = append(probes, p.Addr(), p.Addr().Prev(), last, last.Next())
+		}
+		for range 200 {
+			probes = append(probes, addr(rng.IntN(2) == 0))
+		}
+		for _, ip := range probes {
+			if ip.IsValid() && l.Contains(ip) != scan(ip) {
+				t.Fatalf("round %d: Contains(%s) = %v, a scan says %v; prefixes %v", round, ip, l.Contains(ip), scan(ip), prefixes)
+			}
+		}
+	}
+	if l := NewRanges(mustList(t, "10.0.0.0/8")).Load(); !l.Contains(netip.MustParseAddr("::ffff:10.1.2.3")) || l.Contains(netip.MustParseAddr("::a01:203")) {
+		t.Error("an IPv4-mapped address is its IPv4 address; an IPv6 one is not")
+	}
+}
+
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Addr().AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}
+
+// TestPublishedRangesDocumented: docs/verification.md lists every URL
+// where the bot database says an operator publishes its ranges, with the
+// page that documents it; every ranges crawler but DuckDuckBot (a web
+// page, not a list) has one.
+func TestPublishedRangesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/verification.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range DefaultBots() {
+		for _, u := range b.Ranges {
+			if !strings.Contains(string(doc), u) || !strings.Contains(string(doc), b.RangesDoc) {
+				t.Errorf("docs/verification.md lacks %s's %s or %s", b.Token, u, b.RangesDoc)
+			}
+		}
+		if b.Verify == VerifyRanges && len(b.Ranges) == 0 && b.Token != "duckduckbot" {
+			t.Errorf("%s is verified by ranges and has no published URL", b.Token)
+		}
+	}
+	if n := len(slices.Collect(maps.Keys(urlSet(PublishedRanges(DefaultBots()))))); n != 12 {
+		t.Errorf("%d published URLs; docs/verification.md says 12", n)
+	}
+}
+
+func urlSet(m map[string][]string) map[string]bool {
+	set := map[string]bool{}
+	for _, us := range m {
+		for _, u := range us {
+			set[u] = true
+		}
+	}
+	return set
 }

@@ -25,14 +25,15 @@ type netns struct {
 }
 
 // newNetns starts a namespace with loopback up; a non-empty resolv is the
-// resolv.conf of the processes started in it.
-func newNetns(t *testing.T, resolv string) *netns {
+// resolv.conf of the processes started in it, and hosts, when given, their
+// /etc/hosts.
+func newNetns(t *testing.T, resolv string, hosts ...string) *netns {
 	t.Helper()
 	need(t, "curl", "unshare", "nsenter", "ip")
 	if os.Geteuid() != 0 {
 		t.Skip("network namespaces need root")
 	}
-	n := &netns{dir: t.TempDir(), mounts: resolv != ""}
+	n := &netns{dir: t.TempDir(), mounts: resolv != "" || len(hosts) > 0}
 	ready := filepath.Join(n.dir, "ready")
 	script := "ip link set lo up && "
 	args := []string{"-n"}
@@ -42,7 +43,16 @@ func newNetns(t *testing.T, resolv string) *netns {
 			t.Fatal(err)
 		}
 		args = append(args, "-m", "--propagation", "private")
-		script += "mount --bind " + conf + " /etc/resolv.conf && "
+		if resolv != "" {
+			script += "mount --bind " + conf + " /etc/resolv.conf && "
+		}
+		if len(hosts) > 0 {
+			file := filepath.Join(n.dir, "hosts")
+			if err := os.WriteFile(file, []byte(strings.Join(hosts, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			script += "mount --bind " + file + " /etc/hosts && "
+		}
 	}
 	script += "touch " + ready + " && exec sleep 3600"
 	holder := exec.Command("unshare", append(args, "sh", "-c", script)...)

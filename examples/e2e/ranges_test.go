@@ -1,17 +1,29 @@
 package e2e
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
+	"math/big"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 // The end-to-end tests of issue 30: a crawler's published IP ranges read
@@ -313,4 +325,166 @@ func compact(sizes []int) string {
 		i = j
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// selfSignedNames returns a self-signed certificate for host names and
+// its key, in PEM.
+func selfSignedNames(t *testing.T, names ...string) (cert, key string) {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		DNSNames: names, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
+}
+
+// TestRangesPublished: "ranges published" fetches every official URL the
+// bot database records, over HTTPS. In a network namespace whose
+// /etc/hosts sends the publishers' names (openai.com, www.perplexity.com,
+// developers.google.com, www.bing.com, search.developer.apple.com) to
+// loopback, the same binary serves each URL a list of its own with a
+// certificate the fetches trust (SSL_CERT_FILE): ChatGPT-User,
+// Perplexity-User and FeedFetcher-Google (from either of Google's two
+// user-triggered lists) are verified and served under Disallow: / from
+// their own lists, and ChatGPT-User from GPTBot's list is an impostor;
+// Googlebot is verified from Google's common-crawlers list without a DNS
+// lookup, and outside it goes to reverse DNS (none here: unverified, not
+// an impostor).
+func TestRangesPublished(t *testing.T) {
+	published := uaclass.PublishedRanges(uaclass.DefaultBots())
+	index := map[string]int{} // URL -> its list's second octet
+	hosts := map[string]bool{}
+	for _, tok := range slices.Sorted(maps.Keys(published)) {
+		for _, u := range published[tok] {
+			if _, ok := index[u]; !ok {
+				index[u] = len(index) + 1
+			}
+			p, err := neturl.Parse(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hosts[p.Host] = true
+		}
+	}
+	names := slices.Sorted(maps.Keys(hosts))
+	var hostLines []string
+	for _, h := range names {
+		hostLines = append(hostLines, "127.0.0.1 "+h)
+	}
+	n := newNetns(t, "", hostLines...)
+	root := filepath.Join(n.dir, "pub")
+	for u, i := range index {
+		p, _ := neturl.Parse(u)
+		file := filepath.Join(root, p.Host, filepath.FromSlash(p.Path))
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		list := fmt.Sprintf(`{"creationTime": "2026-12-01T00:00:00.000000", "prefixes": [{"ipv4Prefix": "10.%d.0.0/24"}, {"ipv6Prefix": "2001:db8:%x::/48"}]}`, i, i)
+		if err := os.WriteFile(file, []byte(list), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cert, key := selfSignedNames(t, names...)
+	certFile, keyFile := writeFile(t, n.dir, "cert.pem", cert), writeFile(t, n.dir, "key.pem", key)
+	robots := writeFile(t, n.dir, "robots.txt", "User-agent: *\nDisallow: /\n")
+	var sites []string
+	for _, h := range names {
+		sites = append(sites, "https://"+h)
+	}
+	cfg := fmt.Sprintf(`{
+	admin off
+	auto_https off
+	storage file_system %s
+	servers {
+		trusted_proxies static 127.0.0.1/32
+	}
+	log robots_guard {
+		output file LOG
+		format json
+		include http.handlers.robots_guard
+	}
+}
+%s {
+	bind 127.0.0.1
+	tls %s %s
+	root * %s/{host}
+	file_server
+}
+http://127.0.0.1:8080 {
+	bind 127.0.0.1
+	robots_guard {
+		robots %s
+		log_repeats 0
+		log_allowed 1
+		verify {
+			ranges published
+			ranges_refresh 1s
+		}
+	}
+	respond "page {http.request.uri.path}"
+}
+`, filepath.Join(n.dir, "storage"), strings.Join(sites, ", "), certFile, keyFile, root, robots)
+	s := startIn(t, n, "http://127.0.0.1:8080", cfg, "SSL_CERT_FILE="+certFile)
+	// The lists are fetched at start, before the publishers' listeners
+	// are up, and again within a few seconds.
+	waitFor(t, "every published list fetched", func() bool {
+		return strings.Count(s.output.String(), `"msg":"ranges: list fetched"`) >= len(index)
+	})
+	for u := range index {
+		if !strings.Contains(s.output.String(), `"msg":"ranges: list fetched","url":"`+u+`"`) {
+			t.Errorf("%s was not fetched", u)
+		}
+	}
+	const (
+		uaGooglebot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+		uaGPTBot    = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot"
+	)
+	in := func(u string, host int) string { return fmt.Sprintf("10.%d.0.%d", index[u], host) }
+	g := "https://developers.google.com/static/crawling/ipranges/"
+	for i, c := range []struct {
+		ua, from     string
+		status       int
+		guard, claim string
+	}{
+		{uaChatGPTUser, in("https://openai.com/chatgpt-user.json", 1), 200, "", "verified"},
+		{uaChatGPTUser, in("https://openai.com/gptbot.json", 2), 403, "impostor", "impostor"},
+		{uaPerplexity, in("https://www.perplexity.com/perplexity-user.json", 3), 200, "", "verified"},
+		{uaFeedFetcher, in(g+"user-triggered-fetchers.json", 4), 200, "", "verified"},
+		{uaFeedFetcher, in(g+"user-triggered-fetchers-google.json", 5), 200, "", "verified"},
+		{uaFeedFetcher, in("https://openai.com/chatgpt-user.json", 6), 403, "impostor", "impostor"},
+		{uaGPTBot, in("https://openai.com/gptbot.json", 7), 403, "disallowed", "verified"},
+		{uaGooglebot, in(g+"common-crawlers.json", 8), 403, "disallowed", "verified"},
+		{uaGooglebot, "192.0.2.9", 403, "disallowed", "unverified"},
+	} {
+		status, guard, _ := s.curl(t, "127.0.0.1", fmt.Sprintf("/page-%d", i), c.ua, "X-Forwarded-For: "+c.from)
+		if status != c.status || guard != c.guard {
+			t.Errorf("%.40s from %s: %d %q, want %d %q", c.ua, c.from, status, guard, c.status, c.guard)
+		}
+		found := false
+		for _, e := range s.entries(t) {
+			if e["path"] == fmt.Sprintf("/page-%d", i) || e["uri"] == fmt.Sprintf("/page-%d", i) {
+				found = true
+				if e["verification"] != c.claim {
+					t.Errorf("%.40s from %s: logged verification %v, want %s", c.ua, c.from, e["verification"], c.claim)
+				}
+			}
+		}
+		if !found && c.claim != "" {
+			t.Errorf("%.40s from %s: no decision logged", c.ua, c.from)
+		}
+	}
 }
