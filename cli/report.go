@@ -19,7 +19,7 @@ import (
 
 func reportCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "report [--json | --html FILE] [--since T] [--until T] [--host H] [--reason R] [--class C] [--token T] [LOGFILE...]",
+		Use:   "report [--json | --html FILE] [--since T] [--until T] [--host H] [--action A] [--reason R] [--class C] [--token T] [LOGFILE...]",
 		Short: "Summarises robots_guard decisions from Caddy JSON logs",
 		Long: `
 Reads the JSON logs that robots_guard's logger (http.handlers.robots_guard)
@@ -44,6 +44,7 @@ Exit status: 0 on success, 1 when a file cannot be read or a flag is wrong.`,
 		Example: `  caddy robots report /var/log/caddy/robots_guard.log
   caddy robots report '/var/log/caddy/robots_guard*.log*' --since 24h
   caddy robots report robots_guard.log robots_guard-2026-11-29T10-00-00.000.log.gz --class ai --reason disallowed
+  caddy robots report robots_guard.log --action deny,tarpit
   caddy robots report robots_guard.log /var/log/caddy/caddy.log      # with the problems from Caddy's main log
   caddy robots report --json --top 20 < robots_guard.log
   caddy robots report --html review.html --robots /srv/www/robots.txt robots_guard.log`,
@@ -55,6 +56,7 @@ Exit status: 0 on success, 1 when a file cannot be read or a flag is wrong.`,
 	c.Flags().String("since", "", "only entries at or after this time (2026-11-30, '2026-11-30 15:04', RFC 3339, or a duration before now: 24h)")
 	c.Flags().String("until", "", "only entries before this time (same forms as --since)")
 	c.Flags().StringSlice("host", nil, "only requests for these hosts")
+	c.Flags().StringSlice("action", nil, "only these actions ("+strings.Join(actionNames(), ", ")+")")
 	c.Flags().StringSlice("reason", nil, "only these reasons ("+strings.Join(reasonNames(), ", ")+")")
 	c.Flags().StringSlice("class", nil, "only these User-Agent classes ("+strings.Join(classNames(), ", ")+")")
 	c.Flags().StringSlice("token", nil, "only these product tokens (gptbot, ...)")
@@ -119,7 +121,10 @@ func reportFilter(cmd *cobra.Command) (*report.Filter, error) {
 		}
 		return vs
 	}
-	f.Hosts, f.Reasons, f.Classes, f.Tokens = lower("host"), lower("reason"), lower("class"), lower("token")
+	f.Hosts, f.Actions, f.Reasons, f.Classes, f.Tokens = lower("host"), lower("action"), lower("reason"), lower("class"), lower("token")
+	if err := checkValues("action", f.Actions, actionNames()); err != nil {
+		return nil, err
+	}
 	if err := checkValues("reason", f.Reasons, reasonNames()); err != nil {
 		return nil, err
 	}
@@ -150,6 +155,16 @@ func reasonNames() []string {
 			r = "none"
 		}
 		out = append(out, string(r))
+	}
+	return out
+}
+
+// actionNames are the actions of the decision log, as --action takes
+// them.
+func actionNames() []string {
+	var out []string
+	for _, a := range enforce.Actions {
+		out = append(out, a.String())
 	}
 	return out
 }

@@ -28,6 +28,10 @@ const (
 
 var actionNames = [...]string{Allow: "allow", Throttle: "throttle", Deny: "deny", Tarpit: "tarpit"}
 
+// Actions are the actions the engine takes, in order; the decision log
+// writes them by String.
+var Actions = [...]Action{Allow, Throttle, Deny, Tarpit}
+
 // String returns "allow", "throttle", "deny" or "tarpit".
 func (a Action) String() string {
 	if int(a) < len(actionNames) {

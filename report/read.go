@@ -21,10 +21,11 @@ type Filter struct {
 	// Since and Until bound the entries' times (Since inclusive, Until
 	// exclusive). Module messages are filtered by time too.
 	Since, Until time.Time
-	// Hosts, Reasons, Classes and Tokens select decisions by request host,
-	// reason ("none" for an ordinary request), User-Agent class and
-	// product token (any of the entry's tokens).
-	Hosts, Reasons, Classes, Tokens []string
+	// Hosts, Actions, Reasons, Classes and Tokens select decisions by
+	// request host, action (allow, throttle, deny, tarpit), reason ("none"
+	// for an ordinary request), User-Agent class and product token (any
+	// of the entry's tokens).
+	Hosts, Actions, Reasons, Classes, Tokens []string
 }
 
 // keepTime reports whether t is within the filter's times. An entry
@@ -45,6 +46,9 @@ func (f *Filter) Keep(e *Entry) bool {
 		return false
 	}
 	if len(f.Hosts) > 0 && !slices.ContainsFunc(f.Hosts, func(h string) bool { return strings.EqualFold(h, hostOnly(e.Host)) || strings.EqualFold(h, e.Host) }) {
+		return false
+	}
+	if len(f.Actions) > 0 && !slices.Contains(f.Actions, e.Action) {
 		return false
 	}
 	reason := e.Reason

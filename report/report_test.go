@@ -194,7 +194,7 @@ func TestWording(t *testing.T) {
 	}
 }
 
-// TestFilter: host, reason, class, token and time filters.
+// TestFilter: host, action, reason, class, token and time filters.
 func TestFilter(t *testing.T) {
 	base := time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -206,6 +206,8 @@ func TestFilter(t *testing.T) {
 		{"host without port", Filter{Hosts: []string{"EXAMPLE.com"}}, 8},
 		{"other host", Filter{Hosts: []string{"example.org"}}, 0},
 		{"reason", Filter{Reasons: []string{"trap", "rate"}}, 3},
+		{"action", Filter{Actions: []string{"throttle", "allow"}}, 2},
+		{"action and reason", Filter{Actions: []string{"deny"}, Reasons: []string{"trap"}}, 1},
 		{"class", Filter{Classes: []string{"script"}}, 2},
 		{"token", Filter{Tokens: []string{"roguebot"}}, 6},
 		{"since", Filter{Since: base.Add(time.Hour)}, 3},

@@ -189,8 +189,8 @@ func TestMistakeCaddyfileNames(t *testing.T) {
 // TestMistakeReportFilter (issue 26, mistake 9): report --reason disallow
 // (the reason is disallowed) printed "0 decisions (N filtered out)" and
 // exited 0, as if nothing had been refused; now it exits 1 naming the
-// valid reasons, and so does an unknown --class; --reason disallowed
-// counts the refusals. unblock of a bad address says so in a sentence.
+// valid reasons, and so does an unknown --class or --action; --reason
+// disallowed and --action deny count the refusals. unblock of a bad address says so in a sentence.
 func TestMistakeReportFilter(t *testing.T) {
 	need(t)
 	dir := t.TempDir()
@@ -217,6 +217,22 @@ func TestMistakeReportFilter(t *testing.T) {
 	out, code = caddyCmd(t, dir, "robots", "report", "--reason", "disallowed", "--class", "ai", logFile)
 	if code != 0 || !strings.Contains(out, "5 decisions") {
 		t.Errorf("report --reason disallowed: exit %d\n%s", code, out)
+	}
+	// --action is checked the same way: "refused" is no action.
+	out, code = caddyCmd(t, dir, "robots", "report", "--action", "refused", logFile)
+	want = `--action: unknown action "refused"; want one of allow, throttle, deny, tarpit`
+	if code != 1 || !strings.Contains(out, want) || strings.Contains(out, "filtered out") {
+		t.Errorf("report --action refused: exit %d\n%s\nwant %q", code, out, want)
+	}
+	out, code = caddyCmd(t, dir, "robots", "report", "--action", "dny", logFile)
+	if want = `--action: unknown action "dny" (did you mean 'deny'?)`; code != 1 || !strings.Contains(out, want) {
+		t.Errorf("report --action dny: exit %d\n%s\nwant %q", code, out, want)
+	}
+	if out, code = caddyCmd(t, dir, "robots", "report", "--action", "Deny", logFile); code != 0 || !strings.Contains(out, "5 decisions") {
+		t.Errorf("report --action Deny: exit %d\n%s", code, out)
+	}
+	if out, code = caddyCmd(t, dir, "robots", "report", "--action", "throttle,tarpit", logFile); code != 0 || !strings.Contains(out, "0 decisions\n(5 filtered out)") {
+		t.Errorf("report --action throttle,tarpit: exit %d\n%s", code, out)
 	}
 	out, code = caddyCmd(t, dir, "robots", "unblock", "not-an-ip", "--address", fmt.Sprintf("127.0.0.1:%d", freePort(t)))
 	want = `IP: "not-an-ip" is not an IP address or CIDR range (e.g. 203.0.113.7, 2001:db8::7 or 198.51.100.0/24)`
