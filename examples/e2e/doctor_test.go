@@ -145,13 +145,41 @@ func TestDoctorEmptyBackend(t *testing.T) {
 }
 
 // TestDoctorMissingRobots (issue 26, mistake 2, as the doctor sees it): a
-// typo in the robots path is a problem named with the path.
+// typo in the robots path is a config error named with the path and its
+// line.
 func TestDoctorMissingRobots(t *testing.T) {
 	need(t)
 	dir, site := doctorSite(t)
 	typo := filepath.Join(dir, "sitee", "robots.txt")
 	out, code := doctor(t, dir, "Caddyfile", fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard {\n\t\trobots %s\n\t}\n\troot * %s\n\tfile_server\n}\n", freePort(t), typo, site))
-	expectDoctor(t, "a robots path with a typo", out, code, 1, typo)
+	expectDoctor(t, "a robots path with a typo", out, code, 1, "robots_guard: robots: "+typo+" does not exist (a typo in the path?); to start without it on purpose, with no rules until it appears, add robots_optional, at "+filepath.Join(dir, "Caddyfile")+":4")
+}
+
+// TestDoctorNoRules (issue 26, mistakes 2 and 6, as the doctor sees
+// them): a robots file missing on purpose (robots_optional) and a
+// robots.txt without rules (empty, or a plain-text page) are findings,
+// with the start's log line, and the doctor exits 1; the site's real file
+// is all good.
+func TestDoctorNoRules(t *testing.T) {
+	need(t)
+	dir, site := doctorSite(t)
+	config := func(robots, extra string) string {
+		return fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard {\n\t\trobots %s\n%s\t}\n\troot * %s\n\tfile_server\n}\n", freePort(t), robots, extra, site)
+	}
+	const nothing = "PROBLEM: the robots.txt robots_guard enforces disallows nothing for any crawler (traps aside): there is nothing to refuse."
+	missing := filepath.Join(dir, "later", "robots.txt")
+	out, code := doctor(t, dir, "optional.Caddyfile", config(missing, "\t\trobots_optional\n"))
+	expectDoctor(t, "a robots file missing on purpose", out, code, 1,
+		"PROBLEM: robots_guard logs at warn: robots.txt not found: no rules are enforced until it appears (RFC 9309: unavailable means allow all) (file: "+missing+")", nothing)
+	empty := writeTestFile(t, dir, "empty/robots.txt", "")
+	out, code = doctor(t, dir, "empty.Caddyfile", config(empty, ""))
+	expectDoctor(t, "an empty robots.txt", out, code, 1,
+		"PROBLEM: robots_guard logs at warn: robots.txt has no Allow or Disallow rules: every crawler may fetch everything; installed, as an empty robots.txt is a valid choice: restore the file if this was not meant (file: "+empty+")", nothing)
+	plain := writeTestFile(t, dir, "plain/robots.txt", "Nothing to see here.\n")
+	out, code = doctor(t, dir, "plain.Caddyfile", config(plain, ""))
+	expectDoctor(t, "a plain-text robots.txt", out, code, 1, "robots.txt has no Allow or Disallow rules", nothing)
+	out, code = doctor(t, dir, "good.Caddyfile", config(filepath.Join(site, "robots.txt"), ""))
+	expectDoctor(t, "the site's robots.txt", out, code, 0, "all good")
 }
 
 // TestDoctorTrustedProxies: a site behind a proxy that trusted_proxies
