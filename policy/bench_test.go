@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -15,7 +14,7 @@ import (
 const wikipediaRobots = "../../shared/data/robots-bench/wikipedia-robots.txt"
 
 func readBenchFile(b *testing.B) []byte {
-	data, err := os.ReadFile(wikipediaRobots)
+	data, err := readWikipedia()
 	if err != nil {
 		b.Skipf("benchmark input not available: %v", err)
 	}

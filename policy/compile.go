@@ -189,9 +189,9 @@ func newRuleSet(rules []Rule) ruleSet {
 			s.prefixOnly = false
 		}
 	}
-	s.path = buildMatcher(rules, func(i int) bool { return !hasQuery[i] }, wildIndexMin)
+	s.path = buildMatcher(rules, func(i int) bool { return !hasQuery[i] })
 	if anyQuery {
-		m := buildMatcher(rules, func(i int) bool { return hasQuery[i] }, wildIndexMin)
+		m := buildMatcher(rules, func(i int) bool { return hasQuery[i] })
 		s.query = &m
 	}
 	return s

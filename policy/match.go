@@ -9,13 +9,23 @@ import (
 // target. Literal parts of patterns live in a radix trie, so one walk down
 // the target finds every literal rule that matches, in time proportional to
 // the length of the target whatever the number of rules. A rule with '*'
-// hangs off the trie node of its literal prefix and is only tried when the
-// walk passes that node and the rule could still beat the best match so far;
-// where many hang off one node, a bigram index (see wildIndex) picks the few
-// whose literal pieces can occur in the target.
+// hangs off the trie node of its literal prefix. When the matcher has few
+// wildcard rules and the target is short, they are tried in turn as the
+// walk passes their nodes; otherwise one scan of the target by the
+// matcher's wildSet (an automaton compiled once over the literal pieces of
+// every wildcard rule) finds the ones that match, at a cost linear in the
+// target and independent of the number of rules (see wildset.go).
 type matcher struct {
 	nodes []node
 	rules []crule
+	// nwild counts the wildcard rules; wild is their automaton, nil when
+	// there are none.
+	nwild int
+	wild  *wildSet
+	// direct is the largest cost, nwild times the target's length (plus
+	// directRuleCost per rule), at which the wildcard rules are tried in
+	// turn rather than by the automaton.
+	direct int
 }
 
 type node struct {
@@ -26,10 +36,9 @@ type node struct {
 	// literal path to this node, without and with a '$' anchor; -1 if none.
 	prefix, exact int32
 	// wild lists the wildcard rules whose literal prefix ends here, best
-	// first.
+	// first; root is their step in the wildSet, -1 if none.
 	wild []int32
-	// index replaces the scan of wild when it is long; nil otherwise.
-	index *wildIndex
+	root int32
 }
 
 // crule is a compiled rule.
@@ -60,14 +69,20 @@ func (m *matcher) beats(a, b int32) bool {
 	return a < b
 }
 
-// wildIndexMin is how many wildcard rules one trie node must hold before
-// they are indexed by bigram: below it, trying them in turn is cheaper.
-const wildIndexMin = 16
+// Trying the wildcard rules in turn costs about the target's length per
+// rule (each piece is looked for with strings.Index); the automaton costs a
+// fixed set-up (its scratch space from a pool) plus a few nanoseconds per
+// byte. directBudget is the product of rules and bytes (each rule counted
+// directRuleCost bytes longer) up to which the former is cheaper, measured
+// by BenchmarkWildChoice; above it the automaton bounds the cost.
+const (
+	directBudget   = 4096
+	directRuleCost = 16
+)
 
-// buildMatcher compiles the rules for which include (nil: all) is true,
-// indexing the wildcard rules of nodes that hold at least indexMin of them.
-func buildMatcher(rules []Rule, include func(i int) bool, indexMin int) matcher {
-	m := matcher{nodes: []node{{prefix: -1, exact: -1}}}
+// buildMatcher compiles the rules for which include (nil: all) is true.
+func buildMatcher(rules []Rule, include func(i int) bool) matcher {
+	m := matcher{nodes: []node{{prefix: -1, exact: -1, root: -1}}, direct: directBudget}
 	seen := map[string]bool{} // wildcard patterns compiled so far
 	for i := range rules {
 		if include != nil && !include(i) {
@@ -91,9 +106,10 @@ func buildMatcher(rules []Rule, include func(i int) bool, indexMin int) matcher 
 	for i := range m.nodes {
 		w := m.nodes[i].wild
 		sort.SliceStable(w, func(a, b int) bool { return m.beats(w[a], w[b]) })
-		if len(w) >= indexMin {
-			m.nodes[i].index = m.newWildIndex(w)
-		}
+		m.nwild += len(w)
+	}
+	if m.nwild > 0 {
+		m.wild = newWildSet(&m)
 	}
 	return m
 }
@@ -175,7 +191,7 @@ func (m *matcher) insert(s string) int32 {
 }
 
 func (m *matcher) newNode(label string) int32 {
-	m.nodes = append(m.nodes, node{label: label, prefix: -1, exact: -1})
+	m.nodes = append(m.nodes, node{label: label, prefix: -1, exact: -1, root: -1})
 	return int32(len(m.nodes) - 1)
 }
 
@@ -201,6 +217,9 @@ func (m *matcher) best(t string) *crule {
 // match returns the index of the deciding rule for the normalised target t,
 // or -1 when no rule matches.
 func (m *matcher) match(t string) int32 {
+	if m.nwild > 0 && m.nwild*(len(t)+directRuleCost) > m.direct {
+		return m.wild.match(m, t)
+	}
 	best := int32(-1)
 	n, d := int32(0), 0
 	for {
@@ -211,25 +230,30 @@ func (m *matcher) match(t string) int32 {
 		if d == len(t) && nd.exact >= 0 && m.beats(nd.exact, best) {
 			best = nd.exact
 		}
-		if nd.index != nil {
-			best = m.matchIndexed(nd.index, t[d:], best)
-		} else {
-			best = m.firstMatch(nd.wild, t[d:], best)
-		}
+		best = m.firstMatch(nd.wild, t[d:], best)
 		if d == len(t) {
 			return best
 		}
-		k := strings.IndexByte(nd.keys, t[d])
-		if k < 0 {
+		c := m.child(n, t[d:])
+		if c < 0 {
 			return best
 		}
-		c := nd.kids[k]
-		label := m.nodes[c].label
-		if len(t)-d < len(label) || t[d:d+len(label)] != label {
-			return best
-		}
-		n, d = c, d+len(label)
+		n, d = c, d+len(m.nodes[c].label)
 	}
+}
+
+// child returns the child of node n whose label rest starts with, or -1.
+func (m *matcher) child(n int32, rest string) int32 {
+	nd := &m.nodes[n]
+	k := strings.IndexByte(nd.keys, rest[0])
+	if k < 0 {
+		return -1
+	}
+	c := nd.kids[k]
+	if label := m.nodes[c].label; len(rest) < len(label) || rest[:len(label)] != label {
+		return -1
+	}
+	return c
 }
 
 // firstMatch returns the first rule of list (best first) that matches rest

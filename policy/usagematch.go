@@ -98,9 +98,9 @@ func newUsageSet(fields []Field) *usageSet {
 		s.hasQuery = s.hasQuery || e.query
 		s.prefixOnly = s.prefixOnly && !strings.ContainsAny(e.np, "*$?")
 	}
-	s.path = buildMatcher(pats, func(i int) bool { return !s.entries[i].query }, wildIndexMin)
+	s.path = buildMatcher(pats, func(i int) bool { return !s.entries[i].query })
 	if s.hasQuery {
-		s.query = buildMatcher(pats, func(i int) bool { return s.entries[i].query }, wildIndexMin)
+		s.query = buildMatcher(pats, func(i int) bool { return s.entries[i].query })
 	}
 	for _, m := range []*matcher{&s.path, &s.query} {
 		for _, c := range m.rules {
