@@ -93,6 +93,8 @@ func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Deci
 		Outcome:     review.OutcomeOf(d.Action, d.Reason),
 		Violation:   d.Violation || d.Action != enforce.Allow,
 		ReadRobots:  d.ReadRobots,
+		RobotsAt:    d.RobotsAt,
+		Reason:      d.Reason,
 		RobotsTxt:   d.Reason == enforce.ReasonRobotsTxt,
 		DryRun:      d.DryRun,
 		Path:        req.Target.Normal,

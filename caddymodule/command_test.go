@@ -206,15 +206,23 @@ func TestCheckConfig(t *testing.T) {
 	robots := tempFile(t, "robots.txt", "User-agent: *\nDisallow: /private/\n")
 	cfg := tempFile(t, "Caddyfile", fmt.Sprintf(siteConfig, robots, robots))
 	out := checkOut(t, "", "--config", cfg, "--site", "shop.example.com", "-A", "Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)", "https://shop.example.com/")
-	if !strings.HasPrefix(out, "refused\thttps://shop.example.com/\t(blocked_class)") {
+	if want := "refused\thttps://shop.example.com/\t(blocked_class: block_class shuts out its class, and the served robots.txt disallows the path for it; each request is a strike; group gptbot; added to the served robots.txt: Disallow: /)\n"; out != want {
 		t.Errorf("blocked class: %q", out)
 	}
 	out = checkOut(t, "", "--config", cfg, "--site", "shop.example.com", "-A", "ExampleBot/1.0", "https://shop.example.com/private-archive/x", "https://shop.example.com/about")
-	if want := "refused\thttps://shop.example.com/private-archive/x\t(trap)\nallowed\thttps://shop.example.com/about\t(group *; no rule matches)\n"; out != want {
+	if want := "refused\thttps://shop.example.com/private-archive/x\t(trap: the served robots.txt disallows it to every client; a request for it blocks the client's whole address (a browser's fetch for another site, such as an image embedded elsewhere, is refused without a block); group *; added to the served robots.txt: Disallow: /private-archive/)\nallowed\thttps://shop.example.com/about\t(group *; no rule matches)\n"; out != want {
 		t.Errorf("trap: got %q, want %q", out, want)
 	}
+	// A browser is told that robots.txt does not bind people where that is
+	// why it is served, never beside a refusal (issue 28: "refused … (a
+	// browser: robots.txt does not bind people)").
+	const chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+	out = checkOut(t, "", "--config", cfg, "--site", "shop.example.com", "-A", chrome, "https://shop.example.com/private-archive/x", "https://shop.example.com/private/x")
+	if want := "refused\thttps://shop.example.com/private-archive/x\t(trap: the served robots.txt disallows it to every client; a request for it blocks the client's whole address (a browser's fetch for another site, such as an image embedded elsewhere, is refused without a block); group *; added to the served robots.txt: Disallow: /private-archive/)\nallowed\thttps://shop.example.com/private/x\t(a browser: robots.txt does not bind people; only a trap or a block refuses one)\n"; out != want {
+		t.Errorf("browser: got %q, want %q", out, want)
+	}
 	out = checkOut(t, "", "--config", cfg, "--site", "shop.example.com", "--ip", "203.0.113.9", "-A", "ExampleBot/1.0", "https://shop.example.com/private/x")
-	if !strings.HasPrefix(out, "allowed\thttps://shop.example.com/private/x\t(allowlisted)") {
+	if want := "allowed\thttps://shop.example.com/private/x\t(allowlisted: allow_ip or allow_token lets it through)\n"; out != want {
 		t.Errorf("allow_ip: %q", out)
 	}
 	out = checkOut(t, "", "--config", cfg, "--site", "shop.example.com", "-A", "PartnerCrawler/2.0", "https://shop.example.com/")

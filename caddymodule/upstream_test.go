@@ -289,7 +289,7 @@ func TestCommandsReadApplication(t *testing.T) {
 }
 `)
 	out := checkOut(t, "", "--config", cfg, "-A", "ExampleBot/1.0", "https://shop.example.com/private/x", "https://shop.example.com/about", "https://shop.example.com/private-archive/x")
-	if want := "disallowed\thttps://shop.example.com/private/x\t(group *; line 2: Disallow: /private/)\nallowed\thttps://shop.example.com/about\t(group *; no rule matches)\nrefused\thttps://shop.example.com/private-archive/x\t(trap)\n"; out != want {
+	if want := "disallowed\thttps://shop.example.com/private/x\t(group *; line 2: Disallow: /private/)\nallowed\thttps://shop.example.com/about\t(group *; no rule matches)\nrefused\thttps://shop.example.com/private-archive/x\t(trap: the served robots.txt disallows it to every client; a request for it blocks the client's whole address (a browser's fetch for another site, such as an image embedded elsewhere, is refused without a block); group *; added to the served robots.txt: Disallow: /private-archive/)\n"; out != want {
 		t.Errorf("check --config:\n got %q\nwant %q", out, want)
 	}
 	if _, host := app.LastRequest(); host != "shop.example.com" {

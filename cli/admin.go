@@ -16,10 +16,16 @@ import (
 // adminFlags adds the flags that locate a running Caddy's admin API, as
 // Caddy's own reload and stop commands name them.
 func adminFlags(c *cobra.Command) {
+	adminAddressFlags(c)
+	c.Flags().String("zone", "", "only this zone (default: every zone)")
+}
+
+// adminAddressFlags adds the flags that locate the admin API, without
+// --zone (the review page picks zones itself).
+func adminAddressFlags(c *cobra.Command) {
 	c.Flags().String("address", "", "admin API address of the running Caddy (default: from --config, else localhost:2019)")
 	c.Flags().StringP("config", "c", "", "config file to read the admin address from")
 	c.Flags().StringP("adapter", "a", "", "adapter of the config file")
-	c.Flags().String("zone", "", "only this zone (default: every zone)")
 }
 
 // adminRequest sends one request to the admin API the flags name and
@@ -73,8 +79,24 @@ func adminAPIRequest(env *Caddy, addr, method, uri string, body io.Reader) (*htt
 	return nil, err
 }
 
-// adminExitCodes is the exit-status paragraph of the admin commands.
-const adminExitCodes = `
-Exit status: 0 on success; 1 when the admin API cannot be reached (the
-message asks whether Caddy runs with its admin API at the address) or
-refuses the request (an unknown zone, a bad IP).`
+// adminUnreachable is the exit cause the admin commands share.
+const adminUnreachable = `the admin API cannot be reached (the message asks
+whether Caddy runs with its admin API at the address)`
+
+// blockedExitCodes, unblockExitCodes and reviewExitCodes are the
+// exit-status paragraphs of the admin commands, each with the causes of
+// its own command only.
+const (
+	blockedExitCodes = `
+Exit status: 0 when the list was read, also when it is empty (no block, or
+no zone named --zone); 1 when ` + adminUnreachable + `.`
+	unblockExitCodes = `
+Exit status: 0 on success, also when IP had no block; 1 when IP is not
+an address or a CIDR range, or when ` + adminUnreachable + ` or refuses
+the request (an unknown --zone).`
+	reviewExitCodes = `
+Exit status: none while it serves the page: it runs until interrupted
+(Ctrl-C ends it by the signal, 130 in a shell); 1 at once when
+` + adminUnreachable + ` or answers /robots_guard/stats with an error,
+or when --listen is not a loopback address or cannot be listened on.`
+)

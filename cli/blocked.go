@@ -30,7 +30,7 @@ traps, bad agents and impostors), BLOCKED FOR (time left), OFFENSES (blocks
 so far; each doubles the cooldown) and READ ROBOTS.TXT; then "N blocked".
 --json writes {"zones": {"NAME": [{"ip", "token", "until", "offenses",
 "read_robots"}]}}.
-` + adminExitCodes,
+` + blockedExitCodes,
 		Example: `  caddy robots blocked
   caddy robots blocked --zone shop --json
   caddy robots blocked --config /etc/caddy/Caddyfile`,
@@ -118,7 +118,7 @@ tracked by prefix (ipv4_prefix, ipv6_prefix), so an IPv6 address lifts
 the block of its /64.
 
 Output: "IP: N blocks lifted; its strikes and offenses are forgotten".
-` + adminExitCodes,
+` + unblockExitCodes,
 		Example: `  caddy robots unblock 203.0.113.7
   caddy robots unblock 2001:db8::7 --zone shop --address localhost:2019
   caddy robots unblock 198.51.100.0/24`,

@@ -291,32 +291,7 @@ func (ck *Checker) urls(w io.Writer, robots []byte, ua string, urls []string) er
 		case !r.Allowed:
 			verdict = "refused"
 		}
-		var why []string
-		switch {
-		case r.Class == uaclass.Browser.String():
-			why = append(why, "a browser: robots.txt does not bind people")
-		case r.Reason != "" && r.Reason != string(enforce.ReasonDisallowed) && r.Reason != string(enforce.ReasonContentUsage) && r.Reason != string(enforce.ReasonDeparture) && r.Reason != string(enforce.ReasonFeed):
-			why = append(why, r.Reason)
-		default:
-			switch enforce.Reason(r.Reason) {
-			case enforce.ReasonContentUsage:
-				why = append(why, "content_usage: the site's AI usage preferences refuse its purpose")
-			case enforce.ReasonDeparture:
-				why = append(why, "departure: the reference reading allows it; refused to a client that is not verified, without a strike")
-			case enforce.ReasonFeed:
-				why = append(why, "a feed reader: served only if the response is a feed (RSS, Atom, JSON Feed), else refused")
-			}
-			group := r.Group
-			if group == "" {
-				group = "none"
-			}
-			why = append(why, "group "+group)
-			if r.Rule != "" {
-				why = append(why, fmt.Sprintf("line %d: %s", r.Line, r.Rule))
-			} else {
-				why = append(why, "no rule matches")
-			}
-		}
+		why := r.reasons()
 		if g, ok := r.Readings["google"]; ok {
 			s := r.Readings["split"]
 			why = append(why, fmt.Sprintf("the readings of the groups differ: Google's %s, protego/temoto's %s; refused only when both disallow", describe(g), describe(s)))
@@ -330,6 +305,56 @@ func (ck *Checker) urls(w io.Writer, robots []byte, ua string, urls []string) er
 		fmt.Fprintf(w, "%s\t%s\t(%s)\n", verdict, u, strings.Join(why, "; "))
 	}
 	return nil
+}
+
+// reasons says why the handler decides r as it does: the reason in words,
+// then the group and the rule that decided. Each names what the handler
+// does, for this client: a browser is told that robots.txt does not bind
+// people only where that is why it is served.
+func (r *CheckResult) reasons() []string {
+	var why []string
+	browser := r.Class == uaclass.Browser.String()
+	switch enforce.Reason(r.Reason) {
+	case enforce.ReasonNone:
+		if browser {
+			return []string{"a browser: robots.txt does not bind people; only a trap or a block refuses one"}
+		}
+	case enforce.ReasonDisallowed:
+	case enforce.ReasonTrap:
+		why = append(why, "trap: the served robots.txt disallows it to every client; a request for it blocks the client's whole address (a browser's fetch for another site, such as an image embedded elsewhere, is refused without a block)")
+	case enforce.ReasonBlockedClass:
+		why = append(why, "blocked_class: block_class shuts out its class, and the served robots.txt disallows the path for it; each request is a strike")
+	case enforce.ReasonContentUsage:
+		why = append(why, "content_usage: the site's AI usage preferences refuse its purpose")
+	case enforce.ReasonDeparture:
+		why = append(why, "departure: the reference reading allows it; refused to a client that is not verified, without a strike")
+	case enforce.ReasonFeed:
+		why = append(why, "a feed reader: served only if the response is a feed (RSS, Atom, JSON Feed), else refused")
+	case enforce.ReasonBadAgent:
+		return []string{"bad_agent: a User-Agent of a known abusive client, refused on every path with a strike (allow_bad_agents lets it through)"}
+	case enforce.ReasonAllowlisted:
+		return []string{"allowlisted: allow_ip or allow_token lets it through"}
+	case enforce.ReasonRobotsTxt:
+		return []string{"robots.txt itself: always served"}
+	case enforce.ReasonInvalid:
+		return []string{"invalid_request: the target cannot be read, and a bot is refused rather than passed unchecked"}
+	default:
+		why = append(why, r.Reason)
+	}
+	group := r.Group
+	if group == "" {
+		group = "none"
+	}
+	why = append(why, "group "+group)
+	switch {
+	case r.Rule != "" && r.Line == 0:
+		why = append(why, "added to the served robots.txt: "+r.Rule)
+	case r.Rule != "":
+		why = append(why, fmt.Sprintf("line %d: %s", r.Line, r.Rule))
+	default:
+		why = append(why, "no rule matches")
+	}
+	return why
 }
 
 func describe(r ReadingResult) string {

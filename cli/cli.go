@@ -26,8 +26,13 @@ const (
 	Usage = "check|lint|classify|report|audit|doctor|blocked|unblock|review ..."
 	Short = "Checks robots.txt rules, classifies User-Agents and reviews robots_guard logs"
 	Long  = `
-The robots command works offline with robotsguard's own parser,
-classifier and decision, exactly as the robots_guard handler does:
+check, lint, classify, report and audit need no running Caddy: they use
+robotsguard's own parser, classifier and decision, exactly as the
+robots_guard handler does (check fetches the site's robots.txt once when
+--config gives it as an application's URL; audit --url crawls the site);
+doctor runs the config in this process. blocked, unblock and review need
+a running Caddy: they use its admin API (--address, or the admin address
+in --config, else localhost:2019).
 
   caddy robots check [--config FILE [--site NAME]] [--robots FILE] --user-agent UA URL...
       Says for each URL whether UA may fetch it, with the handler's own
@@ -73,13 +78,13 @@ classifier and decision, exactly as the robots_guard handler does:
       problem.
 
   caddy robots blocked [--address ADDR | --config FILE] [--zone NAME]
-      Lists the clients a running Caddy holds blocked (its admin API).
+      Lists the clients a running Caddy holds blocked.
 
   caddy robots unblock IP [--address ADDR | --config FILE] [--zone NAME]
       Lifts every block of IP in a running Caddy and forgets its strikes.
 
-  caddy robots review [--listen ADDR] [--open]
-      Opens the review page of a running Caddy (what each bot did, the
+  caddy robots review [--listen ADDR] [--open] [--address ADDR | --config FILE]
+      Serves the review page of a running Caddy (what each bot did, the
       rules it broke, a 24-hour chart, unblock buttons) in a browser.
 
 Each command's --help has examples, its output format and exit codes.

@@ -36,13 +36,13 @@ its own page, and the admin API still checks the request's origin.
 The same JSON is at GET /robots_guard/stats for scripts.
 
 Output: the page's URL on standard output; it runs until interrupted.
-` + adminExitCodes,
+` + reviewExitCodes,
 		Example: `  caddy robots review
   caddy robots review --listen 127.0.0.1:2020 --open
   caddy robots review --config /etc/caddy/Caddyfile`,
 		Args: cobra.NoArgs,
 	}
-	adminFlags(c)
+	adminAddressFlags(c)
 	c.Flags().String("listen", "127.0.0.1:0", "loopback address to serve the page on")
 	c.Flags().Bool("open", false, "open the page in the default browser")
 	c.RunE = runE(func(cmd *cobra.Command, _ []string) error {

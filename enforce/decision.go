@@ -188,8 +188,10 @@ type Decision struct {
 	Hold time.Duration
 	// ReadRobots reports whether the client IP fetched /robots.txt before
 	// this request: a violation after that means it read the rules and
-	// ignored them.
+	// ignored them. RobotsAt is when it last did (zero: never), so that a
+	// page can show the time beside the claim.
 	ReadRobots bool
+	RobotsAt   time.Time
 	// BlockedUntil is set when the client is blocked.
 	BlockedUntil time.Time
 	// Violation marks a request that broke the rules even when the action
@@ -232,6 +234,15 @@ func (d *Decision) Enforced() bool {
 // disallows it, and a poser's request.
 func (d *Decision) Noteworthy() bool {
 	return d.Action != Allow || d.Violation || d.Reason == ReasonTrap || d.Reason == ReasonFeed || d.Evidence != 0
+}
+
+// sawRobots notes when the client's address last fetched /robots.txt
+// (Unix nanoseconds; 0: never).
+func (d *Decision) sawRobots(at int64) {
+	d.ReadRobots = at != 0
+	if at != 0 {
+		d.RobotsAt = time.Unix(0, at).UTC()
+	}
 }
 
 // FeedOnly reports whether the request is to be served only if the

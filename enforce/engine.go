@@ -148,7 +148,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		// robots.txt is not addressed to people: only an address block
 		// applies, and a person is refused at once, never tarpitted.
 		out := e.store.Apply(addr, now, Op{Peek: true})
-		d.ReadRobots = out.State.RobotsAt != 0
+		d.sawRobots(out.State.RobotsAt)
 		if out.Blocked {
 			d = e.refuse(d, ReasonBlockedClient, out)
 			d.Action, d.Hold = Deny, 0
@@ -157,7 +157,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	}
 	if ua.Class == uaclass.Bad && !e.cfg.AllowBadAgents || req.Verdict == uaclass.Impostor && !e.cfg.AllowImpostors {
 		out := e.store.Apply(addr, now, e.op(Op{Strike: true, Blockable: true}))
-		d.ReadRobots = out.State.RobotsAt != 0
+		d.sawRobots(out.State.RobotsAt)
 		reason := ReasonImpostor
 		switch {
 		case out.Blocked:
@@ -169,7 +169,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	}
 	if e.allowlistedToken(ua.Tokens) {
 		out := e.store.Apply(addr, now, Op{Peek: true})
-		d.ReadRobots = out.State.RobotsAt != 0
+		d.sawRobots(out.State.RobotsAt)
 		if out.Blocked {
 			return e.refuse(d, ReasonBlockedClient, out)
 		}
@@ -183,7 +183,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		// Matching a long target may cost more than this peek: a blocked
 		// client is refused before it is matched.
 		if out := e.store.Apply(key, now, Op{Peek: true, CheckAddr: true}); out.Blocked {
-			d.ReadRobots = out.AddrRobotsAt != 0
+			d.sawRobots(out.AddrRobotsAt)
 			return e.refuse(d, ReasonBlockedClient, out)
 		}
 	}
@@ -202,7 +202,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 			reason = ReasonInvalid
 		}
 		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true}))
-		d.ReadRobots = out.AddrRobotsAt != 0
+		d.sawRobots(out.AddrRobotsAt)
 		if out.Blocked {
 			reason = ReasonBlockedClient
 		}
@@ -220,7 +220,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	}
 	if !res.Allowed {
 		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true}))
-		d.ReadRobots = out.AddrRobotsAt != 0
+		d.sawRobots(out.AddrRobotsAt)
 		reason := ReasonDisallowed
 		if out.Blocked {
 			reason = ReasonBlockedClient
@@ -259,7 +259,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		}
 	}
 	out := e.store.Apply(key, now, op)
-	d.ReadRobots = out.AddrRobotsAt != 0
+	d.sawRobots(out.AddrRobotsAt)
 	d.Strikes = int(out.State.Strikes)
 	d.BlockDropped = out.BlockDropped
 	if out.Blocked {
@@ -296,7 +296,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 func (e *Engine) trap(d Decision, req *Request, p *policy.Policy, addr Key, now time.Time, long bool) (_ Decision, hit bool) {
 	if long {
 		if out := e.store.Apply(addr, now, Op{Peek: true}); out.Blocked {
-			d.ReadRobots = out.State.RobotsAt != 0
+			d.sawRobots(out.State.RobotsAt)
 			return e.refuse(d, ReasonTrap, out), true
 		}
 	}
@@ -310,7 +310,7 @@ func (e *Engine) trap(d Decision, req *Request, p *policy.Policy, addr Key, now 
 		op = Op{Peek: true}
 	}
 	out := e.store.Apply(addr, now, op)
-	d.ReadRobots = out.State.RobotsAt != 0
+	d.sawRobots(out.State.RobotsAt)
 	return e.refuse(d, ReasonTrap, out), true
 }
 

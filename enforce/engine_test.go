@@ -516,19 +516,21 @@ func TestVerifiedSearchGentle(t *testing.T) {
 }
 
 // TestReadRobots: a client that fetched robots.txt and then violated it is
-// recorded as such.
+// recorded as such, with the time of the fetch.
 func TestReadRobots(t *testing.T) {
 	clock := newClock()
 	e := newEngine(t, Config{Traps: []string{"/trap"}}, clock)
 	p := compile("User-agent: *\nDisallow: /private\nDisallow: /trap\n")
 	d := e.Decide(req("192.0.2.1", uaExample, "/private"), p)
-	if d.ReadRobots {
+	if d.ReadRobots || !d.RobotsAt.IsZero() {
 		t.Error("ReadRobots before any robots.txt fetch")
 	}
+	read := clock.Now()
 	e.Decide(req("192.0.2.1", uaExample, "/robots.txt"), p)
+	clock.Advance(time.Minute)
 	d = e.Decide(req("192.0.2.1", uaExample, "/private"), p)
-	if !d.ReadRobots || d.Action != Deny {
-		t.Errorf("after robots.txt: %+v", d)
+	if !d.ReadRobots || d.Action != Deny || !d.RobotsAt.Equal(read) {
+		t.Errorf("after robots.txt at %v: %+v", read, d)
 	}
 	e.Decide(req("192.0.2.2", uaBrowser, "/%72obots.txt"), p) // an encoded spelling counts
 	if d := e.Decide(req("192.0.2.2", uaBrowser, "/trap"), p); !d.ReadRobots || d.Reason != ReasonTrap {

@@ -57,7 +57,7 @@ func (e *Engine) match(req *Request, p *policy.Policy) policy.Result {
 // client or address is still refused as blocked.
 func (e *Engine) departure(d Decision, res policy.Result, key Key, now time.Time) Decision {
 	out := e.store.Apply(key, now, Op{Peek: true, CheckAddr: true})
-	d.ReadRobots = out.AddrRobotsAt != 0
+	d.sawRobots(out.AddrRobotsAt)
 	if out.Blocked {
 		return e.refuse(d, ReasonBlockedClient, out)
 	}

@@ -55,8 +55,11 @@ type Entry struct {
 	Group string `json:"group"`
 	// Strikes is the client's strike count in the window.
 	Strikes int `json:"strikes"`
-	// ReadRobots reports that the client IP had fetched robots.txt.
-	ReadRobots bool `json:"read_robots"`
+	// ReadRobots reports that the client IP had fetched robots.txt;
+	// RobotsAt is when it last did (absent: never, or a log written before
+	// the field existed).
+	ReadRobots bool  `json:"read_robots"`
+	RobotsAt   *Time `json:"robots_at,omitempty"`
 	// DryRun marks a decision that was reported, not enforced.
 	DryRun bool `json:"dry_run"`
 	// Bot and Operator name the bot-database entry, when one matched.
@@ -121,6 +124,9 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("group", e.Group)
 	enc.AddInt("strikes", e.Strikes)
 	enc.AddBool("read_robots", e.ReadRobots)
+	if e.RobotsAt != nil && !e.RobotsAt.IsZero() {
+		enc.AddString("robots_at", e.RobotsAt.UTC().Format(time.RFC3339Nano))
+	}
 	enc.AddBool("dry_run", e.DryRun)
 	addString := func(key, v string) {
 		if v != "" {

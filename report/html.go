@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/review"
 	"github.com/robotsguard/robotsguard/uaclass"
@@ -112,10 +113,14 @@ func Event(e *Entry) review.Event {
 		Outcome:    outcome(e.Action, e.Reason),
 		Violation:  Violation(e),
 		ReadRobots: e.ReadRobots,
+		Reason:     enforce.Reason(e.Reason),
 		RobotsTxt:  e.Reason == "robots_txt",
 		DryRun:     e.DryRun,
 		Path:       e.URI,
 		Version:    e.RobotsVersion,
+	}
+	if e.RobotsAt != nil {
+		ev.RobotsAt = e.RobotsAt.Time
 	}
 	if c, err := uaclass.ParseClass(e.Class); err == nil {
 		ev.Class = c

@@ -14,6 +14,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/robotsguard/robotsguard/review"
 )
 
 // logLine writes one decision as the handler does: a zap logger with
@@ -38,11 +40,12 @@ func logLines(t testing.TB, entries ...Entry) []byte {
 // JSON tags name, and reading what it wrote gives the entry back.
 func TestEntryFields(t *testing.T) {
 	until := Time{time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)}
+	read := Time{time.Date(2026, 11, 30, 10, 14, 0, 250_000_000, time.UTC)}
 	e := Entry{
 		TS: Time{time.Date(2026, 11, 30, 10, 15, 0, 500_000_000, time.UTC)}, Level: "info", Logger: LoggerName, Msg: "request refused",
 		ClientIP: "192.0.2.1", UserAgent: "GPTBot/1.2", Class: "ai", Tokens: []string{"gptbot"}, Verification: "verified",
 		Method: "GET", Host: "example.com", URI: "/private/x?y=1", Action: "deny", Reason: "disallowed", Group: "*",
-		Strikes: 2, ReadRobots: true, DryRun: true, Bot: "GPTBot", Operator: "OpenAI", RuleLine: 3, Rule: "Disallow: /private/",
+		Strikes: 2, ReadRobots: true, RobotsAt: &read, DryRun: true, Bot: "GPTBot", Operator: "OpenAI", RuleLine: 3, Rule: "Disallow: /private/",
 		Zone: "shop", RobotsVersion: "0123456789ab", RetryAfter: 1.5, BlockedUntil: &until, Signature: "invalid", SignatureAgent: "https://agent.example", SignatureError: "expired",
 		Evidence: "sec-fetch", EvidenceReason: "claims Chrome 156 on Windows; sec-fetch: no Sec-Fetch-* headers",
 		Repeats: 41, File: "/srv/robots.txt", URL: "http://127.0.0.1:3000/robots.txt", Error: "boom", Line: 7, Detail: "the file has no Allow or Disallow rules",
@@ -469,5 +472,74 @@ func TestReportProblemDetail(t *testing.T) {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, text.String())
 		}
+	}
+}
+
+// TestReadThenIgnoredAgrees: the log-built page and the text report mark
+// "read robots.txt, then ignored it" as the live page does
+// (review.Event.ReadThenIgnored) and say when robots.txt was read, in the
+// same row: speedybot never asked for robots.txt itself, but its address
+// did (under politebot) a minute before its violations, and the row says
+// so instead of "never" beside the mark. A served feed is no violation;
+// impostors claiming GPTBot are a row of their own; a class refusal names
+// the rule the guard added and why.
+func TestReadThenIgnoredAgrees(t *testing.T) {
+	base := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	read := Time{base}
+	entry := func(at time.Duration, ip, class, token, uri, action, reason string, mod func(*Entry)) Entry {
+		e := Entry{TS: Time{base.Add(at)}, Level: "info", Logger: LoggerName, Msg: "m", ClientIP: ip, Class: class, Tokens: []string{token},
+			URI: uri, Action: action, Reason: reason, Verification: "none"}
+		if mod != nil {
+			mod(&e)
+		}
+		return e
+	}
+	readIt := func(e *Entry) { e.ReadRobots, e.RobotsAt = true, &read }
+	es := []Entry{
+		entry(0, "192.0.2.10", "bot", "politebot", "/robots.txt", "allow", "robots_txt", nil),
+		entry(time.Minute, "192.0.2.10", "bot", "speedybot", "/private/a", "deny", "disallowed", func(e *Entry) { readIt(e); e.Rule, e.RuleLine = "Disallow: /private/", 3 }),
+		entry(time.Minute+time.Second, "192.0.2.10", "bot", "speedybot", "/private/b", "deny", "disallowed", func(e *Entry) { readIt(e); e.Rule, e.RuleLine = "Disallow: /private/", 3 }),
+		entry(2*time.Minute, "192.0.2.20", "feed", "miniflux", "/private/feed.xml", "allow", "feed", readIt),
+		entry(3*time.Minute, "192.0.2.30", "ai", "gptbot", "/", "deny", "blocked_class", func(e *Entry) { e.Rule = "Disallow: /" }),
+		entry(3*time.Minute, "192.0.2.31", "ai", "gptbot", "/private/", "deny", "impostor", func(e *Entry) { e.Verification = "impostor" }),
+	}
+	name := filepath.Join(t.TempDir(), "robots_guard.log")
+	if err := os.WriteFile(name, logLines(t, es...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err := View([]string{name}, &Filter{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]review.BotView{}
+	for _, b := range v.Zones[0].Bots {
+		rows[b.Key] = b
+	}
+	sp := rows["speedybot"]
+	if sp.ReadIgnored != 2 || sp.RobotsReads != 0 || sp.AddressRobotsAt == nil || !sp.AddressRobotsAt.Equal(base) {
+		t.Errorf("speedybot row: %+v", sp)
+	}
+	if f := rows["miniflux"]; f.Violations != 0 || f.ReadIgnored != 0 {
+		t.Errorf("a served feed counted as a violation: %+v", f)
+	}
+	if g := rows["gptbot"]; g.Refused != 1 || len(g.Rules) != 1 || g.Rules[0].Reason != "blocked_class" || g.Rules[0].Rule != "Disallow: /" || g.Rules[0].Line != 0 {
+		t.Errorf("gptbot row: %+v", g)
+	}
+	if imp := rows["gptbot (impostor)"]; imp.Refused != 1 || !imp.Impostor {
+		t.Errorf("impostor row: %+v", imp)
+	}
+	rep := New()
+	lines, err := ReadFiles([]string{name}, nil, &Filter{}, rep.Add, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary(10, lines)
+	if len(s.ReadIgnored) != 1 || s.ReadIgnored[0].Key != "192.0.2.10" || s.ReadIgnored[0].RobotsAt == nil || !s.ReadIgnored[0].RobotsAt.Equal(base) {
+		t.Errorf("read and ignored: %+v", s.ReadIgnored)
+	}
+	var text bytes.Buffer
+	s.WriteText(&text)
+	if want := "read robots.txt 2026-11-30 10:00:00, then broke a rule"; !strings.Contains(text.String(), want) {
+		t.Errorf("text report lacks %q:\n%s", want, text.String())
 	}
 }

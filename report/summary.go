@@ -26,7 +26,8 @@ type tally struct {
 	count      int
 	actions    map[string]int
 	tokens     map[string]int
-	readRobots bool
+	readRobots bool      // a violation was made after the address read robots.txt
+	robotsAt   time.Time // when it last read it before one (zero: not logged)
 	violations int
 }
 
@@ -44,11 +45,16 @@ func New() *Report {
 	}
 }
 
-// Violation reports whether a decision broke the rules: a refusal, or an
-// allowed request with a reason other than robots.txt or an allowlist (a
-// first slip that was only logged).
+// Violation reports whether a decision broke the rules, as the live
+// statistics count it (enforce.Decision.Violation or a refusal): a
+// refusal, or an allowed request with a reason other than robots.txt, an
+// allowlist or a feed served (a first slip that was only logged).
 func Violation(e *Entry) bool {
-	return e.Action != "allow" || e.Reason != "" && e.Reason != "none" && e.Reason != "robots_txt" && e.Reason != "allowlisted"
+	switch e.Reason {
+	case "", "none", "robots_txt", "allowlisted", "feed":
+		return e.Action != "allow"
+	}
+	return true
 }
 
 // Add counts one decision entry: a summary line of log_repeats counts as
@@ -75,6 +81,8 @@ func (r *Report) Add(e *Entry) {
 	path, _, _ := strings.Cut(e.URI, "?")
 	r.byPath[path] += w
 	violation := Violation(e)
+	ev := Event(e)
+	ignored := ev.ReadThenIgnored() // the review page's definition
 	token := e.Token()
 	if token == "" {
 		token = "(none)"
@@ -90,7 +98,12 @@ func (r *Report) Add(e *Entry) {
 		t.tokens[token] += w
 		if violation {
 			t.violations += w
-			t.readRobots = t.readRobots || e.ReadRobots
+		}
+		if ignored {
+			t.readRobots = true
+			if e.RobotsAt != nil && e.RobotsAt.After(t.robotsAt) {
+				t.robotsAt = e.RobotsAt.Time
+			}
 		}
 	}
 	if ts := e.TS.Time; !ts.IsZero() {
@@ -164,7 +177,10 @@ type TopEntry struct {
 	Violations int            `json:"violations,omitempty"`
 	Actions    map[string]int `json:"actions,omitempty"`
 	Tokens     []string       `json:"tokens,omitempty"`
-	ReadRobots bool           `json:"read_robots,omitempty"`
+	// ReadRobots: it broke a rule after its address had read robots.txt,
+	// last at RobotsAt (absent when the log does not say).
+	ReadRobots bool       `json:"read_robots,omitempty"`
+	RobotsAt   *time.Time `json:"robots_at,omitempty"`
 }
 
 // HourCount is one bar of the hourly histogram.
@@ -238,6 +254,10 @@ func rankTallies(m map[string]*tally, top int, keep func(*tally) bool) []TopEntr
 			continue
 		}
 		e := TopEntry{Key: k, Count: t.count, Violations: t.violations, Actions: t.actions, ReadRobots: t.readRobots}
+		if !t.robotsAt.IsZero() {
+			at := t.robotsAt
+			e.RobotsAt = &at
+		}
 		e.Tokens = slices.Sorted(maps.Keys(t.tokens))
 		out = append(out, e)
 	}

@@ -91,8 +91,11 @@ func (s *Summary) WriteText(w io.Writer) {
 			if showTokens && len(e.Tokens) > 0 {
 				fmt.Fprintf(w, "  tokens: %s", strings.Join(e.Tokens, ","))
 			}
-			if e.ReadRobots {
-				fmt.Fprint(w, "  read robots.txt")
+			switch {
+			case e.ReadRobots && e.RobotsAt != nil:
+				fmt.Fprintf(w, "  read robots.txt %s, then broke a rule", e.RobotsAt.UTC().Format(time.DateTime))
+			case e.ReadRobots:
+				fmt.Fprint(w, "  read robots.txt (time not logged), then broke a rule")
 			}
 			fmt.Fprintln(w)
 		}

@@ -187,6 +187,9 @@ func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, 
 	if v := req.Evidence; !v.None() {
 		e.Evidence, e.EvidenceReason = v.Evidence.String(), v.Reason()
 	}
+	if !d.RobotsAt.IsZero() {
+		e.RobotsAt = &Time{Time: d.RobotsAt.Truncate(time.Millisecond)}
+	}
 	if !d.BlockedUntil.IsZero() {
 		e.BlockedUntil = &Time{Time: d.BlockedUntil.Truncate(time.Millisecond)}
 	}

@@ -78,10 +78,15 @@ type Event struct {
 	// Outcome is what became of the request.
 	Outcome Outcome
 	// Violation marks a request that broke the rules (also one only
-	// logged); ReadRobots a client IP that had fetched robots.txt before;
-	// RobotsTxt a request for /robots.txt itself; DryRun a decision that
-	// was not enforced.
+	// logged); ReadRobots a client IP that had fetched robots.txt before
+	// (RobotsAt says when it last did; zero when unknown, as in logs
+	// written before the field existed); RobotsTxt a request for
+	// /robots.txt itself; DryRun a decision that was not enforced.
 	Violation, ReadRobots, RobotsTxt, DryRun bool
+	RobotsAt                                 time.Time
+	// Reason is the decision's reason: it names the cause of a rule the
+	// guard added to the served robots.txt (block_class, trap).
+	Reason enforce.Reason
 	// Path is the request target; its query is dropped.
 	Path string
 	// Rule is the robots.txt rule that decided, if any.
@@ -92,6 +97,15 @@ type Event struct {
 	Version     string
 	VersionText []byte
 }
+
+// ReadThenIgnored is the one definition of "read robots.txt, then ignored
+// it", which the review page, "caddy robots report --html" and "caddy
+// robots report" all use: a request that broke the rules after its
+// client's address had fetched robots.txt. The address, not the product
+// token: robots.txt is fetched per address (clients behind one address
+// share it), which is why the pages show when the address read it
+// (Event.RobotsAt) in the same row.
+func (e *Event) ReadThenIgnored() bool { return e.Violation && e.ReadRobots }
 
 // Bounds of the statistics of one zone. With them a zone's statistics
 // take at most about 12 MiB (see docs/review.md): bots × (row +
@@ -167,7 +181,7 @@ func New(o Options) *Stats {
 	}
 	s := &Stats{start: time.Now(), seed: maphash.MakeSeed(), series: newSeries(o.Step, o.Slots), perShard: max(1, o.MaxBots/numShards)}
 	for i := range s.shards {
-		s.shards[i].bots = make(map[string]*botRow, min(s.perShard, 64))
+		s.shards[i].bots = make(map[botKey]*botRow, min(s.perShard, 64))
 	}
 	s.clock.Store(time.Now().UnixNano())
 	if o.Clock > 0 {
@@ -201,11 +215,21 @@ func (s *Stats) Close() {
 
 type shard struct {
 	mu   sync.Mutex
-	bots map[string]*botRow
+	bots map[botKey]*botRow
+}
+
+// botKey keys a bot's row: its token, and whether the requests failed
+// the verification of the bot they claim to be. Impostors get a row of
+// their own, so that an attacker cannot make a real crawler's row look
+// like it breaks the rules.
+type botKey struct {
+	token    string
+	impostor bool
 }
 
 // botRow is one bot's statistics.
 type botRow struct {
+	key                   botKey
 	token, name, operator string
 	class                 uaclass.Class
 	verdict               uaclass.Verdict // the latest
@@ -217,13 +241,23 @@ type botRow struct {
 	dryRun                uint64
 	robotsReads           uint64
 	first, last, robotsAt int64 // Unix nanoseconds
-	rules                 top[ruleKey]
-	paths                 top[string]
+	// addrRobotsAt is when its address last fetched robots.txt before a
+	// violation (ReadThenIgnored), as the decision said.
+	addrRobotsAt int64
+	rules        top[ruleKey]
+	paths        top[string]
 }
 
+// ruleKey is a rule broken: its text, and for a rule the guard added to
+// the served robots.txt (Line 0) the reason it was added for. The same
+// rule broken under several robots.txt versions is one item (see
+// addRule): version and rule.Line are those of the latest, older the
+// versions before it (the most recent first, up to three).
 type ruleKey struct {
 	version string
 	rule    policy.Rule
+	reason  enforce.Reason
+	older   [3]string
 }
 
 // classRow counts the clients of one class that have no product token
@@ -234,6 +268,8 @@ type classRow struct {
 	readIgnored atomic.Uint64
 	robotsReads atomic.Uint64
 	first, last atomic.Int64
+	// addrRobotsAt: as botRow's.
+	addrRobotsAt atomic.Int64
 	// Refused requests' rules and paths (people's ordinary paths are not
 	// the review's business).
 	mu    sync.Mutex
@@ -269,10 +305,11 @@ func (s *Stats) Record(e *Event) {
 		return
 	}
 	sh := &s.shards[maphash.String(s.seed, e.Token)%numShards]
+	k := botKey{e.Token, e.Verdict == uaclass.Impostor}
 	sh.mu.Lock()
-	b := sh.bots[e.Token]
+	b := sh.bots[k]
 	if b == nil {
-		b = s.newRow(sh, e)
+		b = s.newRow(sh, k, e)
 	}
 	if b.first == 0 {
 		b.first = t
@@ -293,11 +330,12 @@ func (s *Stats) Record(e *Event) {
 	}
 	if e.Violation {
 		b.violations++
-		if e.ReadRobots {
+		if e.ReadThenIgnored() {
 			b.readIgnored++
+			b.addrRobotsAt = max(b.addrRobotsAt, unixNano(e.RobotsAt))
 		}
 		if e.Rule != nil {
-			b.rules.add(ruleKey{e.Version, keepRule(*e.Rule)}, TopRules, ownRule)
+			addRule(&b.rules, e)
 		}
 	}
 	if !e.RobotsTxt {
@@ -308,7 +346,7 @@ func (s *Stats) Record(e *Event) {
 
 // newRow adds a row for e's bot to the shard, replacing the row with the
 // fewest requests when the shard is full. The caller holds sh.mu.
-func (s *Stats) newRow(sh *shard, e *Event) *botRow {
+func (s *Stats) newRow(sh *shard, k botKey, e *Event) *botRow {
 	var b *botRow
 	if len(sh.bots) >= s.perShard {
 		for _, r := range sh.bots {
@@ -316,7 +354,7 @@ func (s *Stats) newRow(sh *shard, e *Event) *botRow {
 				b = r
 			}
 		}
-		delete(sh.bots, b.token)
+		delete(sh.bots, b.key)
 		s.other.add(b)
 		*b = botRow{rules: b.rules[:0:0], paths: b.paths[:0:0]}
 	} else {
@@ -324,8 +362,9 @@ func (s *Stats) newRow(sh *shard, e *Event) *botRow {
 	}
 	// The token is copied: it may be a piece of a long User-Agent.
 	b.token = strings.Clone(cut(e.Token, 64))
+	b.key = botKey{b.token, k.impostor}
 	b.name, b.operator, b.class = e.Name, e.Operator, e.Class
-	sh.bots[b.token] = b
+	sh.bots[b.key] = b
 	return b
 }
 
@@ -359,15 +398,68 @@ func (s *Stats) recordClass(e *Event, t int64, path string) {
 		return
 	}
 	c.violations.Add(1)
-	if e.ReadRobots {
+	if e.ReadThenIgnored() {
 		c.readIgnored.Add(1)
+		for at := unixNano(e.RobotsAt); ; {
+			old := c.addrRobotsAt.Load()
+			if at <= old || c.addrRobotsAt.CompareAndSwap(old, at) {
+				break
+			}
+		}
 	}
 	c.mu.Lock()
 	if e.Rule != nil {
-		c.rules.add(ruleKey{e.Version, keepRule(*e.Rule)}, TopRules, ownRule)
+		addRule(&c.rules, e)
 	}
 	c.paths.add(keepString(path), TopPaths, nil)
 	c.mu.Unlock()
+}
+
+// addRule counts e's rule in a top list of rules: the same rule broken
+// under another robots.txt version is the same item, which then names the
+// latest version and line and remembers the older versions.
+func addRule(t *top[ruleKey], e *Event) {
+	k := ruleKey{version: e.Version, rule: keepRule(*e.Rule)}
+	if k.rule.Line == 0 {
+		k.reason = e.Reason // an added rule: block_class, a trap
+	}
+	for i := range *t {
+		it := &(*t)[i]
+		if !sameRule(&it.key, &k) {
+			continue
+		}
+		it.count++
+		if it.key.version != k.version {
+			older := it.key.version
+			for j, v := range it.key.older {
+				if v == k.version {
+					// Back to an older version: it leaves the list.
+					copy(it.key.older[j:], it.key.older[j+1:])
+					it.key.older[len(it.key.older)-1] = ""
+					break
+				}
+			}
+			copy(it.key.older[1:], it.key.older[:len(it.key.older)-1])
+			it.key.older[0] = older
+			it.key.version, it.key.rule.Line = k.version, k.rule.Line
+		}
+		return
+	}
+	t.add(k, TopRules, ownRule)
+}
+
+// sameRule reports whether two rule keys are the same rule, whatever the
+// version and line.
+func sameRule(a, b *ruleKey) bool {
+	return a.rule.Allow == b.rule.Allow && a.rule.Pattern == b.rule.Pattern && a.rule.Key == b.rule.Key &&
+		(a.rule.Line == 0) == (b.rule.Line == 0) && a.reason == b.reason
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // keepString bounds what a top list keeps of a string from a request: a

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -65,7 +66,7 @@ func TestRecord(t *testing.T) {
 	if g.Class != "ai" || g.Operator != "OpenAI" || g.Verification != "verified" || g.Allowed != 4 || g.Refused != 1 || g.Throttled != 1 || g.Violations != 2 || g.ReadIgnored != 1 || g.RobotsReads != 1 || g.RobotsAt == nil || !g.RobotsAt.Equal(t0) {
 		t.Errorf("gptbot row: %+v", g)
 	}
-	if len(g.Rules) != 1 || g.Rules[0] != (RuleCount{Version: "aaaaaaaaaaaa", Line: 2, Rule: "Disallow: /private/", Count: 1}) {
+	if len(g.Rules) != 1 || !reflect.DeepEqual(g.Rules[0], RuleCount{Version: "aaaaaaaaaaaa", Line: 2, Rule: "Disallow: /private/", Count: 1}) {
 		t.Errorf("gptbot rules: %+v", g.Rules)
 	}
 	if len(g.Paths) != 3 || g.Paths[0] != (PathCount{Path: "/page0", Count: 3}) {
@@ -112,8 +113,10 @@ func summarize(m map[string][]uint32) map[string]map[int]uint32 {
 }
 
 // TestVersionAttribution: a violation is attributed to the robots.txt in
-// force when it was judged, not to the current one: after a reload the old
-// rule keeps its version and line, the new one gets the new version.
+// force when it was judged, not to the current one; the same rule broken
+// under two versions (at another line after a reload) is one rule broken,
+// counted once, linked to the latest version's line and naming the older
+// version, not listed twice.
 func TestVersionAttribution(t *testing.T) {
 	s := New(Options{})
 	old := policy.Rule{Pattern: "/a/", Line: 2}
@@ -123,11 +126,99 @@ func TestVersionAttribution(t *testing.T) {
 	s.Record(&Event{Time: t0.Add(time.Hour), Token: "x", Class: uaclass.OtherBot, Outcome: Refused, Violation: true, Rule: &cur, Version: "222222222222", VersionText: []byte("v2")})
 	v := s.View("z", t0.Add(time.Hour))
 	rules := findBot(v, "x").Rules
-	if len(rules) != 2 || rules[0] != (RuleCount{Version: "222222222222", Line: 5, Rule: "Disallow: /a/", Count: 2}) || rules[1] != (RuleCount{Version: "111111111111", Line: 2, Rule: "Disallow: /a/", Count: 1}) {
+	if len(rules) != 1 || !reflect.DeepEqual(rules[0], RuleCount{Version: "222222222222", Older: []string{"111111111111"}, Line: 5, Rule: "Disallow: /a/", Count: 3}) {
 		t.Errorf("rules %+v", rules)
 	}
 	if len(v.Versions) != 2 || v.Versions[0].ID != "111111111111" || !v.Versions[0].Last.Equal(t0) || v.Versions[1].Violations != 2 {
 		t.Errorf("versions %+v", v.Versions)
+	}
+}
+
+// TestRulesAcrossVersions: a rule broken under versions 1, 2, then 1
+// again is one item naming version 1 (the latest) and 2 before it; a rule
+// the guard added (line 0) is apart from the file's rule of the same
+// text, and names the reason it was added for (block_class, trap).
+func TestRulesAcrossVersions(t *testing.T) {
+	s := New(Options{})
+	r := func(line int) *policy.Rule { return &policy.Rule{Pattern: "/", Line: line} }
+	for i, c := range []struct {
+		version string
+		line    int
+		reason  enforce.Reason
+	}{{"v1", 3, enforce.ReasonDisallowed}, {"v2", 7, enforce.ReasonDisallowed}, {"v1", 3, enforce.ReasonDisallowed}, {"v2", 0, enforce.ReasonBlockedClass}, {"v2", 0, enforce.ReasonBlockedClass}} {
+		s.Record(&Event{Time: t0.Add(time.Duration(i) * time.Second), Token: "x", Class: uaclass.AI, Outcome: Refused, Violation: true, Rule: r(c.line), Reason: c.reason, Version: c.version})
+	}
+	got := findBot(s.View("z", t0), "x").Rules
+	want := []RuleCount{
+		{Version: "v1", Older: []string{"v2"}, Line: 3, Rule: "Disallow: /", Count: 3},
+		{Version: "v2", Line: 0, Rule: "Disallow: /", Reason: "blocked_class", Count: 2},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rules\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestImpostorRow: requests that claim GPTBot and fail its verification
+// are a row of their own ("gptbot (impostor)"), not counted in GPTBot's:
+// an attacker cannot make the real crawler look like it breaks the rules.
+func TestImpostorRow(t *testing.T) {
+	s := New(Options{})
+	for i := range 12 {
+		e := Event{Time: t0, Token: "gptbot", Name: "GPTBot", Operator: "OpenAI", Class: uaclass.AI, Verdict: uaclass.Verified, Outcome: Allowed, Path: "/"}
+		if i < 8 {
+			e.Verdict, e.Outcome, e.Violation, e.Path = uaclass.Impostor, Refused, true, "/private/"
+		}
+		s.Record(&e)
+	}
+	v := s.View("z", t0)
+	g, imp := findBot(v, "gptbot"), findBot(v, "gptbot (impostor)")
+	if g == nil || g.Allowed != 4 || g.Refused != 0 || g.Violations != 0 || !reflect.DeepEqual(g.Verifications, map[string]uint64{"verified": 4}) || g.Impostor {
+		t.Errorf("gptbot row: %+v", g)
+	}
+	if imp == nil || imp.Token != "gptbot" || imp.Name != "GPTBot" || imp.Operator != "" || imp.Refused != 8 || imp.Violations != 8 || imp.Verification != "impostor" || !imp.Impostor ||
+		!reflect.DeepEqual(imp.Verifications, map[string]uint64{"impostor": 8}) {
+		t.Errorf("impostor row: %+v", imp)
+	}
+}
+
+// TestReadThenIgnored: the one definition of "read robots.txt, then
+// ignored it" (a violation after the address fetched robots.txt), with the
+// time of that fetch in the row, also for a bot that never asked for
+// robots.txt itself (its address did, under another token), and for
+// browsers; a violation before any fetch, or an allowed request after
+// one, is not.
+func TestReadThenIgnored(t *testing.T) {
+	read := t0.Add(-time.Minute)
+	for _, c := range []struct {
+		e    Event
+		want bool
+	}{
+		{Event{Violation: true, ReadRobots: true, RobotsAt: read}, true},
+		{Event{Violation: true, ReadRobots: true}, true}, // an older log: no time
+		{Event{Violation: true}, false},
+		{Event{ReadRobots: true, RobotsAt: read}, false},
+	} {
+		if got := c.e.ReadThenIgnored(); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.e, got, c.want)
+		}
+	}
+	s := New(Options{})
+	s.Record(&Event{Time: t0, Token: "politebot", Class: uaclass.OtherBot, Outcome: Allowed, RobotsTxt: true, Path: "/robots.txt"})
+	for _, tok := range []string{"speedybot", ""} {
+		class := uaclass.OtherBot
+		if tok == "" {
+			class = uaclass.Browser
+		}
+		s.Record(&Event{Time: t0, Token: tok, Class: class, Outcome: Refused, Violation: true, Path: "/a"})
+		s.Record(&Event{Time: t0.Add(time.Second), Token: tok, Class: class, Outcome: Refused, Violation: true, ReadRobots: true, RobotsAt: read, Path: "/b"})
+		s.Record(&Event{Time: t0.Add(2 * time.Second), Token: tok, Class: class, Outcome: Allowed, ReadRobots: true, RobotsAt: t0, Path: "/c"})
+	}
+	v := s.View("z", t0)
+	for _, key := range []string{"speedybot", "(browser)"} {
+		b := findBot(v, key)
+		if b == nil || b.Violations != 2 || b.ReadIgnored != 1 || b.AddressRobotsAt == nil || !b.AddressRobotsAt.Equal(read) || b.RobotsReads != 0 {
+			t.Errorf("%s row: %+v", key, b)
+		}
 	}
 }
 
@@ -143,7 +234,7 @@ func TestPreferenceLineKept(t *testing.T) {
 	}
 	s.Record(&Event{Time: t0, Token: "gptbot", Class: uaclass.AI, Outcome: Refused, Violation: true, Rule: &dis, Version: "111111111111"})
 	b := findBot(s.View("z", t0), "gptbot")
-	if b.Refused != 3 || len(b.Rules) != 2 || b.Rules[0] != (RuleCount{Version: "111111111111", Line: 4, Rule: "Content-Usage: train-ai=n", Count: 2}) {
+	if b.Refused != 3 || len(b.Rules) != 2 || !reflect.DeepEqual(b.Rules[0], RuleCount{Version: "111111111111", Line: 4, Rule: "Content-Usage: train-ai=n", Count: 2}) {
 		t.Errorf("bot %+v, rules %+v", b, b.Rules)
 	}
 }

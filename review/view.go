@@ -85,16 +85,23 @@ type BotView struct {
 	Throttled     uint64            `json:"throttled"`
 	Blocked       uint64            `json:"blocked"`
 	Violations    uint64            `json:"violations"`
-	// ReadIgnored counts the violations made after the client's IP had
-	// read robots.txt: it read the rules and ignored them.
-	ReadIgnored uint64 `json:"read_ignored"`
-	DryRun      uint64 `json:"dry_run,omitempty"`
-	// RobotsReads counts its requests for robots.txt; RobotsAt is the
-	// last one.
+	// ReadIgnored counts the violations made after the client's address
+	// had read robots.txt ([Event.ReadThenIgnored]): it read the rules and
+	// ignored them. AddressRobotsAt is when the address last read it
+	// before such a violation (absent when the logs do not say).
+	ReadIgnored     uint64     `json:"read_ignored"`
+	AddressRobotsAt *time.Time `json:"address_robots_at,omitempty"`
+	DryRun          uint64     `json:"dry_run,omitempty"`
+	// RobotsReads counts its own requests for robots.txt (this token's,
+	// this row's); RobotsAt is the last one.
 	RobotsReads uint64     `json:"robots_reads"`
 	RobotsAt    *time.Time `json:"robots_at,omitempty"`
 	First       *time.Time `json:"first,omitempty"`
 	Last        *time.Time `json:"last,omitempty"`
+	// Impostor marks the row of the requests that claimed the bot of
+	// Token and failed its verification (Key "token (impostor)"): kept
+	// apart from the bot's own row.
+	Impostor bool `json:"impostor,omitempty"`
 	// Bots counts the bots folded into "(other bots)".
 	Bots  uint64      `json:"bots,omitempty"`
 	Rules []RuleCount `json:"rules,omitempty"`
@@ -102,12 +109,17 @@ type BotView struct {
 }
 
 // RuleCount is a rule a bot broke, with the robots.txt version it was
-// judged against.
+// last judged against and its line there (0: a rule the guard added to
+// the served robots.txt, for Reason: "blocked_class", "trap"). The same
+// rule broken under several versions is one RuleCount; Older lists the
+// versions before the latest (the most recent first, up to three).
 type RuleCount struct {
-	Version string `json:"version,omitempty"`
-	Line    int    `json:"line"`
-	Rule    string `json:"rule"`
-	Count   uint64 `json:"count"`
+	Version string   `json:"version,omitempty"`
+	Older   []string `json:"older,omitempty"`
+	Line    int      `json:"line"`
+	Rule    string   `json:"rule"`
+	Reason  string   `json:"reason,omitempty"`
+	Count   uint64   `json:"count"`
 	// Error is how much Count may overstate (space-saving).
 	Error uint64 `json:"error,omitempty"`
 }
@@ -199,8 +211,14 @@ func (s *Stats) Start() time.Time { return s.start }
 func (b *botRow) view() BotView {
 	v := BotView{Key: b.token, Token: b.token, Name: b.name, Operator: b.operator, Class: b.class.String(),
 		Allowed: b.counts[Allowed], Refused: b.counts[Refused], Throttled: b.counts[Throttled], Blocked: b.counts[Blocked],
-		Violations: b.violations, ReadIgnored: b.readIgnored, DryRun: b.dryRun, RobotsReads: b.robotsReads,
+		Violations: b.violations, ReadIgnored: b.readIgnored, AddressRobotsAt: timePtr(b.addrRobotsAt), DryRun: b.dryRun, RobotsReads: b.robotsReads,
 		First: timePtr(b.first), Last: timePtr(b.last), RobotsAt: timePtr(b.robotsAt)}
+	if b.key.impostor {
+		// Requests that claimed the bot and failed its verification.
+		// Requests that claimed the bot and failed its verification: the
+		// operator did not send them.
+		v.Key, v.Impostor, v.Operator = b.token+" (impostor)", true, ""
+	}
 	for verdict, n := range b.verdicts {
 		if n > 0 && uaclass.Verdict(verdict) != uaclass.NotClaimed {
 			if v.Verifications == nil {
@@ -220,7 +238,7 @@ func (b *botRow) view() BotView {
 func (c *classRow) view(class uaclass.Class) (BotView, bool) {
 	v := BotView{Key: "(" + class.String() + ")", Class: class.String(),
 		Allowed: c.counts[Allowed].Load(), Refused: c.counts[Refused].Load(), Throttled: c.counts[Throttled].Load(), Blocked: c.counts[Blocked].Load(),
-		Violations: c.violations.Load(), ReadIgnored: c.readIgnored.Load(), RobotsReads: c.robotsReads.Load(),
+		Violations: c.violations.Load(), ReadIgnored: c.readIgnored.Load(), AddressRobotsAt: timePtr(c.addrRobotsAt.Load()), RobotsReads: c.robotsReads.Load(),
 		First: timePtr(c.first.Load()), Last: timePtr(c.last.Load())}
 	if v.Allowed+v.Refused+v.Throttled+v.Blocked == 0 {
 		return v, false
@@ -235,7 +253,13 @@ func (c *classRow) view(class uaclass.Class) (BotView, bool) {
 func ruleCounts(t top[ruleKey]) []RuleCount {
 	var out []RuleCount
 	for _, it := range t {
-		out = append(out, RuleCount{Version: it.key.version, Line: it.key.rule.Line, Rule: it.key.rule.String(), Count: it.count, Error: it.err})
+		rc := RuleCount{Version: it.key.version, Line: it.key.rule.Line, Rule: it.key.rule.String(), Reason: string(it.key.reason), Count: it.count, Error: it.err}
+		for _, o := range it.key.older {
+			if o != "" {
+				rc.Older = append(rc.Older, o)
+			}
+		}
+		out = append(out, rc)
 	}
 	slices.SortFunc(out, func(a, b RuleCount) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Line, b.Line)) })
 	return out

@@ -17,7 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// screenshots is where TestReviewPage writes its screenshots; the
+// screenshots is where TestPagesAgree writes its screenshots; the
 // committed ones in docs/ are made with -screenshots ../../docs.
 var screenshots = flag.String("screenshots", "", "write the review page's screenshots to this directory")
 
@@ -43,12 +43,18 @@ type browser struct {
 
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
+	return newBrowserSize(t, 1400, 1000)
+}
+
+// newBrowserSize starts one whose window is width × height pixels.
+func newBrowserSize(t *testing.T, width, height int) *browser {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium(t)),
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
@@ -220,23 +226,23 @@ func TestReviewPage(t *testing.T) {
 	if fmt.Sprint(ignored) != "[gptbot]" {
 		t.Errorf(`rows marked "read robots.txt, ignored it": %v, want [gptbot]`, ignored)
 	}
-	// The chart draws the refusals as a line with a point per minute: the
-	// last hour, or the last 24 hours when asked.
+	// The chart draws the refusals as a line with a point per minute, over
+	// the span of the data (at least 10 minutes) when the range asked for
+	// (the last hour, the last 24 hours) is longer.
 	type chartInfo struct {
 		Lines  []string `json:"lines"`
 		Points int      `json:"points"`
 	}
 	const chartJS = `({lines: [...document.querySelectorAll('#chart polyline')].map(p => p.dataset.outcome), points: (document.querySelector('#chart polyline.refused')||{getAttribute:()=>""}).getAttribute('points').split(' ').length})`
 	chart := eval[chartInfo](t, b, chartJS)
-	if !strings.Contains(strings.Join(chart.Lines, ","), "refused") || chart.Points != 60 {
-		t.Errorf("chart: lines %v, %d points, want a refused line of 60", chart.Lines, chart.Points)
+	if !strings.Contains(strings.Join(chart.Lines, ","), "refused") || chart.Points < 10 || chart.Points > 20 {
+		t.Errorf("chart: lines %v, %d points, want a refused line of the data's few minutes", chart.Lines, chart.Points)
 	}
 	eval[bool](t, b, `(() => { const s = document.getElementById('range'); s.value = '86400'; s.dispatchEvent(new Event('change')); return true })()`)
-	if chart = eval[chartInfo](t, b, chartJS); chart.Points != 1440 {
-		t.Errorf("chart over 24 hours: %d points, want 1440", chart.Points)
+	if chart = eval[chartInfo](t, b, chartJS); chart.Points < 10 || chart.Points > 20 {
+		t.Errorf("chart over 24 hours: %d points, want the data's few minutes, not 1440", chart.Points)
 	}
 	eval[bool](t, b, `(() => { const s = document.getElementById('range'); s.value = '3600'; s.dispatchEvent(new Event('change')); return true })()`)
-	b.screenshot(t, "review-page.png")
 
 	// Sorting by Refused puts gptbot first.
 	b.run(t, "sort", chromedp.Click(chromedp.CSS(`#bots th[data-key="refused"]`)))
@@ -291,7 +297,6 @@ func TestReviewPage(t *testing.T) {
 	if !strings.HasPrefix(hl, "Disallow: /") {
 		t.Errorf("report --html: highlighted robots.txt line %q", hl)
 	}
-	b.screenshot(t, "report-html.png")
 	if errs := b.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors on the report page: %q", errs)
 	}

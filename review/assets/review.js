@@ -90,13 +90,20 @@
         }
       }
     }
-    // Keep the last part of the series that the range selects.
-    const keep = state.range > 0 ? Math.min(points, Math.ceil(state.range / step)) : points;
+    // Keep the last part of the series that the range selects, and of
+    // that the part that has data: 6 minutes of data fill the chart, not a
+    // sliver at its right edge (at least 10 steps are shown).
+    let keep = state.range > 0 ? Math.min(points, Math.ceil(state.range / step)) : points;
+    let first = points;
+    for (const o of outcomes) if (sum[o]) { const i = sum[o].findIndex((v) => v > 0); if (i >= 0) first = Math.min(first, i); }
+    const fitted = first < points && points - first + 1 < keep;
+    if (fitted) keep = Math.min(keep, Math.max(10, points - first + 1));
     if (start && keep < points) {
       start = new Date(Date.parse(start) + (points - keep) * step * 1000).toISOString();
       for (const o of outcomes) if (sum[o]) sum[o] = sum[o].slice(points - keep);
       points = keep;
     }
+    svg.dataset.points = String(points);
     const kids = [];
     let maxY = 1;
     for (const o of outcomes) if (sum[o]) maxY = Math.max(maxY, ...sum[o]);
@@ -121,7 +128,9 @@
     }
     svg.replaceChildren(...kids);
     const cap = $("chart-caption");
-    cap.replaceChildren(`Requests per ${step >= 3600 ? step / 3600 + " h" : step / 60 + " min"} (UTC), classes as filtered:`,
+    const per = step >= 3600 ? step / 3600 + " h" : step / 60 + " min";
+    const span = start ? `, ${fmtShort(start).slice(0, -3)} to ${fmtShort(new Date(Date.parse(start) + step * 1000 * points).toISOString()).slice(0, -3)} UTC` + (fitted ? " (all the data there is)" : "") : " (UTC)";
+    cap.replaceChildren(`Requests per ${per}${span}, classes as filtered:`,
       ...outcomes.flatMap((o) => [el("span", { class: "key " + o }), o]));
   }
 
@@ -159,30 +168,44 @@
   }
 
   function botRow(z, b) {
-    const name = el("td", {}, el("b", {}, b.key));
-    if (b.name && b.name.toLowerCase() !== b.key) name.append(el("br"), el("small", {}, b.name));
+    const name = el("td", { class: "bot" }, el("b", {}, b.key));
+    if (b.impostor) name.append(el("br"), el("small", {}, `claimed ${b.name || b.token}, failed its verification`));
+    else if (b.name && b.name.toLowerCase() !== b.key) name.append(el("br"), el("small", {}, b.name));
     if (view.zones.length > 1) name.append(el("br"), el("small", {}, "zone " + z.zone));
     if (b.bots) name.append(el("br"), el("small", {}, b.bots + " bots"));
-    if (b.read_ignored) name.append(el("span", { class: "badge ignored", title: b.read_ignored + " violations after reading robots.txt" }, "read robots.txt, ignored it"));
+    if (b.read_ignored) name.append(el("br"), el("span", { class: "badge ignored", title: b.read_ignored + " violations after its address read robots.txt" }, "read robots.txt, ignored it"));
     const verified = el("td", {}, b.verification ? el("span", { class: "badge " + b.verification }, b.verification) : "");
     const rules = el("ul", {}, ...(b.rules || []).map((r) => el("li", {}, ruleLink(z, r), ` ×${r.count}`)));
     const paths = el("ul", {}, ...(b.paths || []).map((p) => el("li", {}, el("code", {}, p.path), ` ×${p.count}`)));
-    const robots = b.robots_reads ? `${b.robots_reads}×, last ${fmtShort(b.robots_at)}` : "never";
+    // Its own requests for robots.txt, and, for a row marked "read
+    // robots.txt, ignored it", when its address had read it: robots.txt
+    // is read per address, and another client of the address may have.
+    const robots = el("td", { class: "robots" }, b.robots_reads ? `${b.robots_reads}×, last ${fmtShort(b.robots_at)}` : "never");
+    if (b.read_ignored)
+      robots.append(el("br"), el("small", { class: "address-read" }, b.address_robots_at
+        ? `its address: ${fmtShort(b.address_robots_at)}, then ${b.read_ignored} ${b.read_ignored === 1 ? "violation" : "violations"}`
+        : `its address: before ${b.read_ignored} ${b.read_ignored === 1 ? "violation" : "violations"} (time not logged)`));
     const tr = el("tr", { "data-key": b.key, "data-class": b.class, "data-zone": z.zone },
       name, el("td", {}, b.operator || ""), el("td", {}, b.class), verified,
       ...outcomes.map((o) => el("td", { class: "num " + o }, b[o].toLocaleString("en"))),
-      el("td", { class: "num" }, b.violations.toLocaleString("en")), el("td", {}, robots),
+      el("td", { class: "num" }, b.violations.toLocaleString("en")), robots,
       el("td", {}, rules), el("td", {}, paths), el("td", { title: fmtTime(b.last) }, fmtShort(b.last)));
     if (b.read_ignored) tr.classList.add("ignored");
     return tr;
   }
 
   function ruleLink(z, r) {
-    const label = (r.line ? `line ${r.line}: ` : "added: ") + r.rule;
-    if (!r.version || !r.line) return el("code", {}, label);
+    const older = r.older && r.older.length ? el("small", { title: "also broken under robots.txt " + r.older.join(", ") }, ` (also ${r.older.length} earlier ${r.older.length === 1 ? "version" : "versions"})`) : null;
+    if (!r.line) {
+      // A rule the guard added to the served robots.txt: say what for.
+      const why = { blocked_class: "block_class", trap: "trap" }[r.reason];
+      return el("span", { class: "rule" }, el("code", {}, r.rule), why ? ` (${why}: added to the served robots.txt)` : " (added to the served robots.txt)", older);
+    }
+    const label = `line ${r.line}: ${r.rule}`;
+    if (!r.version) return el("span", { class: "rule" }, el("code", {}, label), older);
     const a = el("a", { href: `#robots-${z.zone}-${r.version}-L${r.line}`, title: "robots.txt version " + r.version }, el("code", {}, label));
     a.addEventListener("click", (ev) => { ev.preventDefault(); showVersion(z, r.version, r.line); });
-    return a;
+    return el("span", { class: "rule" }, a, older);
   }
 
   async function showVersion(z, id, line) {
