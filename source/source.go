@@ -235,14 +235,16 @@ func (s *Source) accept(data []byte, file fileStamp, modTime time.Time, prev *Sn
 		}
 	}
 	s.install(r, data, file, modTime, false)
+	if prev != nil {
+		s.logger.Info("robots.txt reloaded", s.where(), zap.Int("groups", len(r.Groups)), zap.Int("lint_findings", len(diags)))
+	}
+	// After "reloaded": nothing later makes the loss good (the doctor
+	// drops a warning that a later info line about its source follows).
 	if lost.result != "" {
 		lost.log(s.logger, s.where())
 		s.counters.reload(lost.result)
 	} else {
 		s.counters.reload("ok")
-	}
-	if prev != nil {
-		s.logger.Info("robots.txt reloaded", s.where(), zap.Int("groups", len(r.Groups)), zap.Int("lint_findings", len(diags)))
 	}
 	return true
 }

@@ -293,4 +293,12 @@ func TestDoctorRobotsURL(t *testing.T) {
 	expectDoctor(t, "robots URL of a server of the config", out, code, 0,
 		fmt.Sprintf("robots.txt: fetched from http://127.0.0.1:%d/robots.txt, served by robots_guard", back),
 		"ok: GPTBot is refused /private/", "all good")
+	// The application serves an empty robots.txt: the fetch that follows
+	// the first failed one reloads it ("robots.txt reloaded", which makes
+	// the failure good), and the warning that it has no rules, logged
+	// after it, is a finding.
+	writeTestFile(t, site, "robots.txt", "")
+	out, code = doctor(t, dir, "empty.Caddyfile", fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard {\n\t\trobots http://127.0.0.1:%d/robots.txt\n\t}\n\treverse_proxy 127.0.0.1:%d\n}\n:%d {\n\tbind 127.0.0.1\n\troot * %s\n\tfile_server\n}\n", freePort(t), back, back, back, site))
+	expectDoctor(t, "an empty robots.txt from a URL", out, code, 1,
+		"PROBLEM: robots_guard logs at warn: robots.txt has no Allow or Disallow rules: every crawler may fetch everything; installed, as an empty robots.txt is a valid choice: restore the file if this was not meant (url: http://127.0.0.1:") // the doctor's copy listens on ports of its own
 }
