@@ -14,6 +14,7 @@ import (
 	"github.com/robotsguard/robotsguard/cli"
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/source"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -76,7 +77,16 @@ func (s siteHandler) Robots(ctx context.Context) ([]byte, error) {
 	return data, err
 }
 
-func (s siteHandler) Bots() []uaclass.Bot    { return s.h.Bots }
+func (s siteHandler) Bots() []uaclass.Bot { return s.h.Bots }
+
+func (s siteHandler) Ranges(ctx context.Context) (map[string][]*uaclass.RangeList, []string, error) {
+	_, src, err := verifierOptions(s.h.Verify, s.h.Bots)
+	if err != nil {
+		return nil, nil, err
+	}
+	lists, failed := source.ReadRangeLists(ctx, src, caddy.DefaultStorage)
+	return lists, failed, nil
+}
 func (s siteHandler) BlockClasses() []string { return s.h.BlockClasses }
 
 // Prepare checks the settings as Provision does and builds the classifier

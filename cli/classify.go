@@ -13,7 +13,7 @@ import (
 
 func classifyCommand(env *Caddy) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "classify [--config FILE [--site NAME]] [UA...]",
+		Use:   "classify [--config FILE [--site NAME]] [--verify ADDR] [UA...]",
 		Short: "Classifies User-Agent strings",
 		Long: `
 Classifies User-Agents as the robots_guard handler does, from the
@@ -26,6 +26,15 @@ tokens robots.txt groups are matched against), and where known bot,
 operator, verify (how a claim is verified: dns, ranges), user_triggered,
 blocked_class.
 
+With --verify ADDR, each line also says what the site's lists of IP
+ranges make of the claim from ADDR: verification.verdict (verified,
+impostor, unverified, dns: left to reverse DNS, which classify does not
+do; none: nothing to verify), the list that holds ADDR (list: source,
+from file, url or storage, format, prefixes, created, fetched, age), or
+else the lists checked. The site's files are read and its URLs fetched
+once, the copy in Caddy's default storage standing in for a URL that
+fails (said on standard error).
+
 Exit status: 0 on success; 1 when a flag or the config is wrong.`,
 		Example: `  caddy robots classify 'curl/8.5.0' 'Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)'
   cut -d'"' -f6 access.log | sort -u | caddy robots classify --config /etc/caddy/Caddyfile`,
@@ -36,8 +45,15 @@ Exit status: 0 on success; 1 when a flag or the config is wrong.`,
 		if err != nil {
 			return err
 		}
-		return classify(site.Bots(), site.BlockClasses(), cmd.InOrStdin(), cmd.OutOrStdout(), args)
+		var v *claimChecker
+		if addr, _ := cmd.Flags().GetString("verify"); addr != "" {
+			if v, err = newClaimChecker(cmd.Context(), site, addr, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+		}
+		return classify(site.Bots(), site.BlockClasses(), cmd.InOrStdin(), cmd.OutOrStdout(), args, v)
 	})
+	c.Flags().String("verify", "", "say what the site's IP range lists make of each claim from this address")
 	return c
 }
 
@@ -57,11 +73,14 @@ type classifyResult struct {
 	// BlockedClass is set when the site's block_class shuts the class, or
 	// the client's part of class ai, out.
 	BlockedClass bool `json:"blocked_class,omitempty"`
+	// Verification is what the site's lists make of the claim from the
+	// --verify address.
+	Verification *claimCheck `json:"verification,omitempty"`
 }
 
 // classify classifies User-Agents with the site's bot entries and says
 // which of them the site's block classes shut out.
-func classify(bots []uaclass.Bot, blockClasses []string, in io.Reader, out io.Writer, args []string) error {
+func classify(bots []uaclass.Bot, blockClasses []string, in io.Reader, out io.Writer, args []string, v *claimChecker) error {
 	c, err := uaclass.New(uaclass.Options{Extra: bots, CacheBytes: -1})
 	if err != nil {
 		return fmt.Errorf("bots: %v", err)
@@ -87,6 +106,9 @@ func classify(bots []uaclass.Bot, blockClasses []string, in io.Reader, out io.Wr
 		}
 		if b := r.Bot; b != nil {
 			res.Bot, res.Operator, res.Verify = b.Name, b.Operator, b.Verify
+		}
+		if v != nil {
+			res.Verification = v.check(r)
 		}
 		return enc.Encode(res)
 	}

@@ -51,10 +51,12 @@ in --config, else localhost:2019).
       Prints FILE:LINE: severity: message [code] for each finding; exits 1
       when there are errors.
 
-  caddy robots classify [--config FILE [--site NAME]] [UA...]
+  caddy robots classify [--config FILE [--site NAME]] [--verify ADDR] [UA...]
       Classifies User-Agents from the arguments or, one per line, from
       standard input, with the site's bot entries, and prints one JSON
-      object per User-Agent.
+      object per User-Agent; with --verify, which of the site's lists of
+      IP ranges verifies a claim from ADDR, where it came from and how
+      old it is.
 
   caddy robots report [LOGFILE...]
       Summarises robots_guard's decisions in Caddy JSON logs, rolled

@@ -28,6 +28,11 @@ type Site interface {
 	Robots(ctx context.Context) ([]byte, error)
 	// Bots returns the site's bot entries.
 	Bots() []uaclass.Bot
+	// Ranges reads the lists of IP ranges the site verifies crawlers by,
+	// by token, once: its files, and its URLs fetched now (the copy in
+	// Caddy's storage when a fetch fails; nil when there is none either).
+	// It returns why each URL that failed failed.
+	Ranges(ctx context.Context) (lists map[string][]*uaclass.RangeList, failed []string, err error)
 	// BlockClasses returns the names of the classes the site's
 	// block_class shuts out, as configured.
 	BlockClasses() []string

@@ -247,7 +247,7 @@ func (f *RangeFeed) apply(ctx context.Context, res upstream.Result, now time.Tim
 	case upstream.NotModified:
 		if cur := f.ranges.Load(); cur != nil {
 			c := *cur
-			c.Checked = now
+			c.Checked, c.Cached = now, false // a copy from storage is confirmed current
 			f.ranges.Store(&c)
 		}
 	case upstream.Unavailable:

@@ -1,7 +1,9 @@
 package source
 
 import (
+	"context"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -87,3 +89,44 @@ func (s RangeSettings) Check() (RangeSources, error) {
 	}
 	return src, nil
 }
+
+// ReadRangeLists reads the lists of src once, as a command that runs
+// without Caddy needs them: the files as read, each URL fetched now,
+// conditionally on its last good copy in cache, which stands in when the
+// fetch fails (cache is only read). It returns the lists by token and,
+// for each URL that could not be fetched, why.
+func ReadRangeLists(ctx context.Context, src RangeSources, cache RangeCache) (map[string][]*uaclass.RangeList, []string) {
+	lists := map[string][]*uaclass.RangeList{}
+	for tok, l := range src.Files {
+		lists[tok] = append(lists[tok], l)
+	}
+	var failed []string
+	for _, url := range slices.Sorted(maps.Keys(src.URLs)) {
+		f, err := NewRangeFeed(RangeFeedOptions{URL: url, Cache: readOnly{cache}})
+		if err != nil {
+			failed = append(failed, url+": "+err.Error())
+			continue
+		}
+		f.loadCache(ctx)
+		f.Refresh(ctx)
+		if f.failures > 0 {
+			failed = append(failed, url+": "+f.cause)
+		}
+		for _, tok := range src.URLs[url] {
+			lists[tok] = append(lists[tok], f.ranges.Load())
+		}
+	}
+	return lists, failed
+}
+
+// readOnly is a cache that is read and never written.
+type readOnly struct{ RangeCache }
+
+func (c readOnly) Load(ctx context.Context, key string) ([]byte, error) {
+	if c.RangeCache == nil {
+		return nil, fs.ErrNotExist
+	}
+	return c.RangeCache.Load(ctx, key)
+}
+
+func (readOnly) Store(context.Context, string, []byte) error { return nil }

@@ -53,7 +53,7 @@ type RangeList struct {
 	// answered 304 Not Modified. Zero for a file.
 	Checked time.Time
 	// Cached reports a URL's last good copy read from storage at start,
-	// not fetched by this process.
+	// not fetched, nor confirmed by a 304, since.
 	Cached bool
 	// Size is the size of the document in bytes.
 	Size int
@@ -377,4 +377,35 @@ func PublishedRanges(bots []Bot) map[string][]string {
 		}
 	}
 	return out
+}
+
+// ListVerdict is what a bot's lists of ranges say of a claim from ip, as
+// [Verifier.Verify] reads them, without a DNS lookup: Verified and the
+// list that holds ip; for a bot verified by ranges, Impostor outside its
+// lists, or Unverified while none is loaded; for a bot verified by reverse
+// DNS outside its lists, Unverified and dns true (the lookup decides);
+// NotClaimed for a bot without a method and no lists. Lists not loaded
+// are nil.
+func ListVerdict(b *Bot, lists []*RangeList, ip netip.Addr) (v Verdict, by *RangeList, dns bool) {
+	if b == nil {
+		return NotClaimed, nil, false
+	}
+	loaded := false
+	for _, l := range lists {
+		if l != nil {
+			if l.Contains(ip) {
+				return Verified, l, false
+			}
+			loaded = true
+		}
+	}
+	switch {
+	case b.Verify == VerifyDNS:
+		return Unverified, nil, true
+	case loaded:
+		return Impostor, nil, false
+	case b.Verify == VerifyRanges || len(lists) > 0:
+		return Unverified, nil, false
+	}
+	return NotClaimed, nil, false
 }

@@ -317,3 +317,49 @@ func urlSet(m map[string][]string) map[string]bool {
 	}
 	return set
 }
+
+// TestListVerdictAgrees: ListVerdict says what the verifier says for
+// every case that needs no lookup, and sends a dns bot outside its lists
+// to reverse DNS.
+func TestListVerdictAgrees(t *testing.T) {
+	c := newTestClassifier(t)
+	gpt := c.Classify("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)")
+	gb := c.Classify(googlebotUA)
+	curl := c.Classify("curl/8.5.0")
+	list := NewRanges(mustList(t, "20.171.206.0/24", "66.249.64.0/27"))
+	for _, tc := range []struct {
+		r     Result
+		lists []*Ranges
+		ip    string
+		want  Verdict
+		dns   bool
+	}{
+		{gpt, []*Ranges{list}, "20.171.206.1", Verified, false},
+		{gpt, []*Ranges{list}, "10.0.0.1", Impostor, false},
+		{gpt, []*Ranges{{}}, "20.171.206.1", Unverified, false},
+		{gpt, nil, "20.171.206.1", Unverified, false},
+		{gb, []*Ranges{list}, "66.249.64.1", Verified, false},
+		{gb, []*Ranges{list}, "10.0.0.1", Unverified, true},
+		{curl, nil, "10.0.0.1", NotClaimed, false},
+	} {
+		var lists []*RangeList
+		for _, r := range tc.lists {
+			lists = append(lists, r.Load())
+		}
+		ip := netip.MustParseAddr(tc.ip)
+		v, by, dns := ListVerdict(tc.r.Bot, lists, ip)
+		if v != tc.want || dns != tc.dns || (v == Verified) != (by != nil) {
+			t.Errorf("%v from %s: %v %v %v, want %v dns %v", tc.r.Tokens, ip, v, by, dns, tc.want, tc.dns)
+		}
+		if tc.dns {
+			continue
+		}
+		opts := VerifierOptions{Resolver: failResolver{t}}
+		if tc.r.Bot != nil && len(tc.lists) > 0 {
+			opts.Lists = map[string][]*Ranges{tc.r.Bot.Token: tc.lists}
+		}
+		if got := NewVerifier(opts).Verify(context.Background(), ip, tc.r); got != v {
+			t.Errorf("%v from %s: the verifier says %v, ListVerdict %v", tc.r.Tokens, ip, got, v)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	neturl "net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -486,5 +488,76 @@ http://127.0.0.1:8080 {
 		if !found && c.claim != "" {
 			t.Errorf("%.40s from %s: no decision logged", c.ua, c.from)
 		}
+	}
+}
+
+// TestClassifyVerify: "caddy robots classify --config --verify ADDR" says
+// which of the site's lists verified a claim from ADDR, where it came
+// from and how old it is: ChatGPT-User from the list its URL serves now;
+// GPTBot outside its file's list, an impostor, with the list checked;
+// Googlebot, without lists, left to reverse DNS; curl, nothing to verify.
+// With the URL down, the list is the copy the running server left in
+// Caddy's storage, and the failure is said on standard error.
+func TestClassifyVerify(t *testing.T) {
+	need(t, "curl")
+	t.Setenv("XDG_DATA_HOME", t.TempDir()) // Caddy's default storage, for the server and the command
+	pub := newRangesServer(t)
+	pub.serve(200, rangesList("198.51.100.0/24"))
+	file := writeFile(t, t.TempDir(), "gptbot.txt", "# GPTBot, by hand\n192.0.2.0/24\n")
+	s := start(t, options{robots: "User-agent: *\nDisallow: /\n", trustProxy: true, backend: "file_server",
+		verify: "verify {\n\t\t\tranges chatgpt-user " + pub.url() + "\n\t\t\tranges gptbot " + file + "\n\t\t}"})
+	if status, _ := claim(t, s, "198.51.100.7"); status != 200 {
+		t.Fatalf("the server does not verify the claim: %d", status)
+	}
+	uas := []string{uaChatGPTUser, "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot",
+		"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "curl/8.5.0"}
+	classify := func() ([]map[string]any, string) {
+		t.Helper()
+		cmd := exec.Command(caddyBin, append([]string{"robots", "classify", "--config", filepath.Join(s.dir, "Caddyfile"), "--verify", "198.51.100.7"}, uas...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("classify: %v\n%s", err, stderr.String())
+		}
+		var lines []map[string]any
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("%v: %s", err, l)
+			}
+			lines = append(lines, m)
+		}
+		if len(lines) != len(uas) {
+			t.Fatalf("%d lines for %d User-Agents:\n%s", len(lines), len(uas), out)
+		}
+		return lines, stderr.String()
+	}
+	check := func(lines []map[string]any, from string) {
+		t.Helper()
+		v := func(i int) map[string]any { m, _ := lines[i]["verification"].(map[string]any); return m }
+		list, _ := v(0)["list"].(map[string]any)
+		if v(0)["verdict"] != "verified" || list["source"] != pub.url() || list["from"] != from || list["created"] != "2026-11-30T10:00:00Z" || list["prefixes"] != 1.0 || list["age"] == "" || list["fetched"] == "" {
+			t.Errorf("ChatGPT-User: %v", v(0))
+		}
+		lists, _ := v(1)["lists"].([]any)
+		if v(1)["verdict"] != "impostor" || len(lists) != 1 || lists[0].(map[string]any)["source"] != file || lists[0].(map[string]any)["from"] != "file" || lists[0].(map[string]any)["format"] != "text" {
+			t.Errorf("GPTBot: %v", v(1))
+		}
+		if v(2)["verdict"] != "dns" || v(3)["verdict"] != "none" {
+			t.Errorf("Googlebot: %v; curl: %v", v(2), v(3))
+		}
+		t.Logf("ChatGPT-User: %v", list)
+	}
+	lines, stderr := classify()
+	check(lines, "url")
+	if strings.Contains(stderr, "ranges:") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	pub.down()
+	lines, stderr = classify()
+	check(lines, "storage")
+	if !strings.Contains(stderr, pub.url()+": connection refused") {
+		t.Errorf("stderr: %q", stderr)
 	}
 }
