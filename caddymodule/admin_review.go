@@ -123,7 +123,7 @@ func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Deci
 		repl.Map(p.lookup)
 		caddyhttp.SetVar(ctx, placeholdersVar, p)
 	}
-	p.action, p.reason, p.class, p.rule, p.token = d.Action, d.Reason, req.UA.Class, d.Rule, req.UA.Token()
+	p.action, p.reason, p.class, p.rule, p.token, p.ja4 = d.Action, d.Reason, req.UA.Class, d.Rule, req.UA.Token(), req.JA4
 }
 
 // placeholdersVar is the request variable that holds a request's
@@ -138,6 +138,7 @@ type placeholders struct {
 	class  uaclass.Class
 	rule   *policy.Rule
 	token  string
+	ja4    string
 }
 
 // lookup is the replacer's provider of the placeholders. The reason of an
@@ -165,6 +166,8 @@ func (p *placeholders) lookup(key string) (any, bool) {
 		return p.class.String(), true
 	case "token":
 		return p.token, true
+	case "ja4":
+		return p.ja4, true
 	}
 	return nil, false
 }

@@ -117,6 +117,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 //	    content_usage_header <pattern> <preferences...>
 //	    canonical        redirect|header|off
 //	    canonical_redirect_humans
+//	    ja4              on|off
+//	    ja4_header       <header>
 //	}
 //
 // The parser reads syntax only: the number of arguments, durations, sizes
@@ -445,6 +447,8 @@ var caddyfileOptions = map[string]caddyfileOption{
 	}},
 	"canonical":                 fieldOption("canonical", func(h *Handler) *string { return &h.Canonical }),
 	"canonical_redirect_humans": fieldOption("canonical_redirect_humans", func(h *Handler) *bool { return &h.CanonicalRedirectHumans }),
+	"ja4":                       fieldOption("ja4", func(h *Handler) *string { return &h.JA4 }),
+	"ja4_header":                fieldOption("ja4_header", func(h *Handler) *string { return &h.JA4Header }),
 }
 
 // verifyOptions are the options of the verify block.

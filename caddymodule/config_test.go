@@ -231,6 +231,8 @@ func TestConfigErrors(t *testing.T) {
 		{"content_usage_header /x /y train-ai=n", `robots_guard: content_usage_header: preferences "/y train-ai=n": a statement such as train-ai=n, not a path, at Testfile:2`, "", ""},
 		{"canonical always", `robots_guard: canonical: unknown mode "always" (want redirect, header or off), at Testfile:2`, `"canonical": "always"`, `robots_guard: canonical: unknown mode "always" (want redirect, header or off)`},
 		{"canonical_redirect_humans please", "robots_guard: canonical_redirect_humans: takes no arguments, got 'please', at Testfile:2", "", ""},
+		{"ja4 maybe", `robots_guard: ja4: unknown mode "maybe" (want on or off), at Testfile:2`, `"ja4": "maybe"`, `robots_guard: ja4: unknown mode "maybe" (want on or off)`},
+		{"ja4_header \"X JA4\"", `robots_guard: ja4_header: "X JA4" is not a header name, at Testfile:2`, `"ja4_header": "X JA4"`, `robots_guard: ja4_header: "X JA4" is not a header name`},
 	} {
 		covered[strings.Fields(tc.caddyfile + " -")[0]] = true
 		if tc.caddyfile != "" {

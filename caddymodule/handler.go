@@ -327,6 +327,18 @@ type Handler struct {
 	// Default: people are never redirected.
 	CanonicalRedirectHumans bool `json:"canonical_redirect_humans,omitempty"`
 
+	// JA4 turns the TLS fingerprint of each connection (its JA4, in the
+	// decision log and {http.robots_guard.ja4}) "on" or "off". Default:
+	// "on", for every TLS connection policy of the handler's server.
+	JA4 string `json:"ja4,omitempty"`
+
+	// JA4Header names the header that carries the client's JA4 when a CDN
+	// or load balancer terminates TLS (CloudFront's
+	// CloudFront-Viewer-JA4-Fingerprint, for one). It is read only from
+	// requests that come from the server's trusted_proxies. Default: none,
+	// and a request from a trusted proxy has no fingerprint.
+	JA4Header string `json:"ja4_header,omitempty"`
+
 	decisions  *report.DecisionLog
 	opsLogger  *zap.Logger // reload and configuration problems, for Caddy's main log
 	serve      bool        // ServeRobots resolved
@@ -455,6 +467,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 	}
 	go h.sweep(watchCtx)
+	h.fingerprintHandshakes(ctx) // tlsfingerprint.go
 	h.decisions = report.NewDecisionLog(watchCtx, ctx.Logger(), report.DecisionLogOptions{Zone: h.Zone, Repeats: set.logRepeats, ClientPrefix: h.engine.ClientPrefix})
 	return nil
 }
@@ -557,12 +570,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Host:      r.Host,
 		CrossSite: enforce.CrossSite(r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Referer"), r.Host),
 	}
-	sig := h.agents.Check(r) // Web Bot Auth signatures, if any
+	var stack evidence.TLS
+	req.JA4, stack = h.requestTLS(r) // tlsfingerprint.go
+	sig := h.agents.Check(r)         // Web Bot Auth signatures, if any
 	if sig.Outcome != signature.None {
 		req.UA, req.Verdict, req.Signed = sig.Identify(h.classifier, req.UA, req.Verdict)
 	}
 	req.Dest, req.Accept = r.Header.Get("Sec-Fetch-Dest"), r.Header.Get("Accept")
-	h.engine.Judge(&req, r.Method, r.Header, evidence.TLS{}, origin(r))
+	h.engine.Judge(&req, r.Method, r.Header, stack, origin(r))
 	if h.verifier != nil && req.Verdict == uaclass.NotClaimed && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
 		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
 	}

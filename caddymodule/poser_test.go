@@ -64,12 +64,13 @@ func fetch(t *testing.T, tester *caddytest.Tester, base, path string, h http.Hea
 
 // TestIntegrationPosers: over HTTPS, a Go client with Chrome's User-Agent
 // and no Sec-Fetch-* is a poser from its first request: refused the
-// disallowed path with the rule and the evidence named, and throttled
-// under Crawl-delay; the same User-Agent with a browser's Fetch Metadata
-// is served the disallowed path and a burst; over plain HTTP, where
-// browsers send no Fetch Metadata, the poser is not caught by its
-// headers. The metrics count the poser's decisions under class poser. With
-// posers log, the poser is served.
+// disallowed path with the rule and the evidence (its TLS stack and
+// headers) named, and throttled under Crawl-delay; with a browser's Fetch
+// Metadata and client hints too, it is refused for its TLS stack alone.
+// Over plain HTTP, where browsers send no Fetch Metadata and there is no
+// handshake, neither is caught: the disallowed path and a burst are served.
+// The metrics count the poser's decisions under class poser. With posers
+// log, the poser is served.
 func TestIntegrationPosers(t *testing.T) {
 	s := newSite(t, siteRobots)
 	tester := caddytest.NewTester(t)
@@ -83,8 +84,8 @@ func TestIntegrationPosers(t *testing.T) {
 	if got := resp.Header.Get("X-Robots-Guard"); got != "disallowed" {
 		t.Errorf("X-Robots-Guard %q, want disallowed", got)
 	}
-	if got := resp.Header.Get("X-Robots-Guard-Evidence"); got != "sec-fetch" {
-		t.Errorf("X-Robots-Guard-Evidence %q, want sec-fetch", got)
+	if got := resp.Header.Get("X-Robots-Guard-Evidence"); got != "tls,sec-fetch" {
+		t.Errorf("X-Robots-Guard-Evidence %q, want tls,sec-fetch", got)
 	}
 	if got := resp.Header.Get("X-Robots-Guard-Rule"); got != "robots.txt line 6: Disallow: /private/" {
 		t.Errorf("X-Robots-Guard-Rule %q", got)
@@ -93,7 +94,7 @@ func TestIntegrationPosers(t *testing.T) {
 	for range 6 {
 		if resp, _ := fetch(t, tester, https, "/about.html", library); resp.StatusCode == 429 {
 			throttled++
-			if resp.Header.Get("Retry-After") == "" || resp.Header.Get("X-Robots-Guard-Evidence") != "sec-fetch" {
+			if resp.Header.Get("Retry-After") == "" || resp.Header.Get("X-Robots-Guard-Evidence") != "tls,sec-fetch" {
 				t.Errorf("a poser's 429: Retry-After %q, evidence %q", resp.Header.Get("Retry-After"), resp.Header.Get("X-Robots-Guard-Evidence"))
 			}
 		}
@@ -106,8 +107,15 @@ func TestIntegrationPosers(t *testing.T) {
 
 	browser := http.Header{"User-Agent": {uaChrome}, "Sec-Fetch-Site": {"none"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"document"},
 		"Sec-Ch-Ua": {`"Chromium";v="156", "Google Chrome";v="156", "Not-A.Brand";v="99"`}, "Sec-Ch-Ua-Mobile": {"?0"}, "Sec-Ch-Ua-Platform": {`"Windows"`}}
+	// Go's TLS stack gives it away, whatever headers it copies.
+	resp, body = fetch(t, tester, https, "/private/report.html", browser)
+	expectStatus(t, "a Go client with a browser's headers", resp, body, 403)
+	if got := resp.Header.Get("X-Robots-Guard-Evidence"); got != "tls" {
+		t.Errorf("a Go client with a browser's headers: X-Robots-Guard-Evidence %q, want tls", got)
+	}
+	// Over plain HTTP nothing shows: the headers are a browser's.
 	for _, path := range []string{"/private/report.html", "/a", "/b", "/c", "/d", "/e", "/f"} {
-		resp, body := fetch(t, tester, https, path, browser)
+		resp, body := fetch(t, tester, plain, path, browser)
 		expectStatus(t, "a browser's "+path, resp, body, 200)
 		if body != "backend:"+path {
 			t.Errorf("a browser's %s: body %q", path, body)
@@ -115,7 +123,7 @@ func TestIntegrationPosers(t *testing.T) {
 	}
 	after := adminMetrics(t)
 	checkCounted(t, before, after, map[string]float64{
-		`caddy_robots_guard_decisions_total{action="deny",class="poser",reason="disallowed"}`: 1,
+		`caddy_robots_guard_decisions_total{action="deny",class="poser",reason="disallowed"}`: 2,
 	})
 	if !strings.Contains(after, `caddy_robots_guard_decisions_total{action="throttle",class="poser",reason="crawl_delay"}`) {
 		t.Error("metrics count no throttle of class poser")

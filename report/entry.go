@@ -89,6 +89,8 @@ type Entry struct {
 	// for a person (evidence.Verdict.Reason).
 	Evidence       string `json:"evidence,omitempty"`
 	EvidenceReason string `json:"evidence_reason,omitempty"`
+	// JA4 is the fingerprint of the client's TLS handshake, when known.
+	JA4 string `json:"ja4,omitempty"`
 	// Repeats marks a summary line (log_repeats): the number of further
 	// decisions like the line it follows up (the same client, action,
 	// reason and rule; the other fields are those of its first request)
@@ -152,6 +154,7 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	addString("signature_error", e.SignatureError)
 	addString("evidence", e.Evidence)
 	addString("evidence_reason", e.EvidenceReason)
+	addString("ja4", e.JA4)
 	if e.Repeats != 0 {
 		enc.AddInt64("repeats", e.Repeats)
 	}

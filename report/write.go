@@ -171,6 +171,7 @@ func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, 
 		Zone:          l.zone,
 		RobotsVersion: robotsVersion,
 		RetryAfter:    d.RetryAfter.Seconds(),
+		JA4:           req.JA4,
 	}
 	if b := req.UA.Bot; b != nil {
 		e.Bot, e.Operator = b.Name, b.Operator

@@ -139,3 +139,7 @@ func ParseTable(text string) (*Table, error) {
 	}
 	return t, nil
 }
+
+// Valid reports a string shaped as a JA4, as a header from a CDN must be
+// before it is logged or looked up.
+func Valid(s string) bool { return wellFormed(s) }

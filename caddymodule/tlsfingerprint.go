@@ -1,0 +1,99 @@
+package caddymodule
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"net"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddytls"
+	"go.uber.org/zap"
+
+	"github.com/robotsguard/robotsguard/evidence"
+	"github.com/robotsguard/robotsguard/tlsprint"
+)
+
+func init() {
+	caddy.RegisterModule(JA4Matcher{})
+}
+
+// handshakes holds the JA4 of each connection's handshake, for every
+// server and across reloads: 32,768 slots (about 5 MiB when full), which a
+// flood of handshakes cannot grow (tlsprint.Conns).
+var handshakes = tlsprint.NewConns(32768)
+
+// JA4Matcher is the TLS handshake matcher tls.handshake_match.robots_guard_ja4.
+// It records the JA4 of every ClientHello it sees (TCP and QUIC, resumed
+// sessions too) and always matches. robots_guard adds it to its server's
+// TLS connection policies: it is not configured by hand.
+type JA4Matcher struct{}
+
+// CaddyModule returns the Caddy module information.
+func (JA4Matcher) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "tls.handshake_match.robots_guard_ja4",
+		New: func() caddy.Module { return new(JA4Matcher) },
+	}
+}
+
+// Match records the hello's JA4 and matches.
+func (JA4Matcher) Match(hello *tls.ClientHelloInfo) bool {
+	handshakes.Record(hello)
+	return true
+}
+
+// fingerprintHandshakes adds the matcher to each TLS connection policy of
+// the server being provisioned (Caddy provisions the policies after the
+// handlers) and forgets a TCP connection's entry when it closes.
+func (h *Handler) fingerprintHandshakes(ctx caddy.Context) {
+	srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	if !ok || h.JA4 == "off" {
+		return
+	}
+	if h.JA4Header != "" && srv.TrustedProxiesRaw == nil {
+		h.opsLogger.Warn("ja4_header is read from trusted proxies only, and this server has no trusted_proxies", zap.String("ja4_header", h.JA4Header))
+	}
+	added := false
+	for _, p := range srv.TLSConnPolicies {
+		if _, ok := p.MatchersRaw["robots_guard_ja4"]; !ok {
+			if p.MatchersRaw == nil {
+				p.MatchersRaw = caddy.ModuleMap{}
+			}
+			p.MatchersRaw["robots_guard_ja4"], added = json.RawMessage("{}"), true
+		}
+	}
+	if added {
+		srv.RegisterConnState(func(c net.Conn, s http.ConnState) {
+			if s == http.StateClosed {
+				handshakes.Forget(c.RemoteAddr(), false)
+			}
+		})
+	}
+}
+
+// requestTLS returns the JA4 of the client's TLS handshake and what the
+// table says of its stack: from the ja4_header of a request that comes
+// from a trusted proxy (none without that option: the connection's
+// handshake is the proxy's), else the connection's own. It allocates
+// nothing.
+func (h *Handler) requestTLS(r *http.Request) (string, evidence.TLS) {
+	if h.JA4 == "off" {
+		return "", evidence.TLS{}
+	}
+	if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); trusted {
+		if v := r.Header[h.JA4Header]; len(v) > 0 && tlsprint.Valid(v[0]) {
+			return v[0], evidence.TLS(tlsprint.Lookup(v[0]))
+		}
+		return "", evidence.TLS{}
+	}
+	if r.TLS == nil {
+		return "", evidence.TLS{}
+	}
+	ja4, s := handshakes.Get(r.RemoteAddr, r.ProtoMajor == 3)
+	return ja4, evidence.TLS(s)
+}
+
+// Interface guards
+var _ caddytls.ConnectionMatcher = (*JA4Matcher)(nil)
