@@ -537,6 +537,13 @@ func TestReadThenIgnoredAgrees(t *testing.T) {
 	if len(s.ReadIgnored) != 1 || s.ReadIgnored[0].Key != "192.0.2.10" || s.ReadIgnored[0].RobotsAt == nil || !s.ReadIgnored[0].RobotsAt.Equal(base) {
 		t.Errorf("read and ignored: %+v", s.ReadIgnored)
 	}
+	bots := map[string]int{}
+	for _, b := range s.TopBots {
+		bots[b.Key] = b.Count
+	}
+	if bots["gptbot"] != 1 || bots["gptbot (impostor)"] != 1 {
+		t.Errorf("top bots: %+v, want gptbot and its impostor apart", s.TopBots)
+	}
 	var text bytes.Buffer
 	s.WriteText(&text)
 	if want := "read robots.txt 2026-11-30 10:00:00, then broke a rule"; !strings.Contains(text.String(), want) {

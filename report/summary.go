@@ -84,8 +84,13 @@ func (r *Report) Add(e *Entry) {
 	ev := Event(e)
 	ignored := ev.ReadThenIgnored() // the review page's definition
 	token := e.Token()
-	if token == "" {
+	switch {
+	case token == "":
 		token = "(none)"
+	case e.Verification == "impostor":
+		// As on the review page: requests that claimed the bot and failed
+		// its verification are not the bot's.
+		token += " (impostor)"
 	}
 	for key, m := range map[string]map[string]*tally{token: r.byToken, e.ClientIP: r.byIP} {
 		t := m[key]
