@@ -159,13 +159,18 @@ func (c *lostCounter) Write(p []byte) (int, error) {
 	n := len(p)
 	c.bytes += int64(n)
 	for len(p) > 0 {
-		i := bytes.IndexAny(p, "\r\n")
+		i := lineEnd(p)
 		if i < 0 {
 			c.keep(p)
 			break
 		}
-		c.keep(p[:i])
-		c.countLine()
+		if len(c.line) == 0 { // the whole line is in p
+			c.countLine(p[:min(i, maxLostLine)])
+		} else {
+			c.keep(p[:i])
+			c.countLine(c.line)
+			c.line = c.line[:0]
+		}
 		p = p[i+1:]
 	}
 	return n, nil
@@ -180,14 +185,42 @@ func (c *lostCounter) keep(p []byte) {
 // end counts the last line, which has no line end.
 func (c *lostCounter) end() {
 	if len(c.line) > 0 {
-		c.countLine()
+		c.countLine(c.line)
+		c.line = c.line[:0]
 	}
 }
 
-// countLine counts the line kept so far and starts the next.
-func (c *lostCounter) countLine() {
-	line := string(c.line)
-	c.line = c.line[:0]
+// lineEnd returns the index of the first CR or LF in p, or -1.
+func lineEnd(p []byte) int {
+	for i, b := range p {
+		if b == '\n' || b == '\r' {
+			return i
+		}
+	}
+	return -1
+}
+
+// ruleLine reports whether line is plainly an Allow or Disallow line
+// ("Disallow:" or "Allow:" after any white space, in any case), the lines
+// most of a large file holds, read without making a string of them.
+func ruleLine(line []byte) bool {
+	line = bytes.TrimLeft(line, " \t")
+	for _, key := range []string{"disallow:", "allow:"} {
+		if len(line) >= len(key) && bytes.EqualFold(line[:len(key)], []byte(key)) {
+			return true
+		}
+	}
+	return false
+}
+
+// countLine counts one line (its first maxLostLine bytes).
+func (c *lostCounter) countLine(b []byte) {
+	if ruleLine(b) {
+		c.rule()
+		c.agents = false
+		return
+	}
+	line := string(b)
 	if i := strings.IndexByte(line, '#'); i >= 0 {
 		line = line[:i]
 	}
@@ -213,13 +246,18 @@ func (c *lostCounter) countLine() {
 		}
 		return
 	case kindAllow, kindDisallow:
-		c.lost.Rules++
-		if c.star {
-			c.lost.StarRules++
-		}
-		if !c.after && c.cut != nil {
-			c.lost.Cut = c.cut
-		}
+		c.rule()
 	}
 	c.agents = false
+}
+
+// rule counts an Allow or Disallow line.
+func (c *lostCounter) rule() {
+	c.lost.Rules++
+	if c.star {
+		c.lost.StarRules++
+	}
+	if !c.after && c.cut != nil {
+		c.lost.Cut = c.cut
+	}
 }

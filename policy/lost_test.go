@@ -108,3 +108,15 @@ func iotestHalf(r io.Reader) io.Reader { return &smallReader{r} }
 type smallReader struct{ r io.Reader }
 
 func (s *smallReader) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), 7)]) }
+
+// BenchmarkParseHeadRest20MB: a handler's reading of the 20 MB file: the
+// head parsed, the rest's 20 MB streamed through the counter.
+func BenchmarkParseHeadRest20MB(b *testing.B) {
+	data := bigRobots()
+	b.SetBytes(int64(len(data) - MaxSize - 1))
+	for b.Loop() {
+		if _, err := ParseHeadRest(data[:MaxSize+1], int64(len(data)), bytes.NewReader(data[MaxSize+1:])); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -92,8 +92,9 @@ func (l loss) log(logger *zap.Logger, where zap.Field) {
 
 // parse parses data, the start of the robots.txt whose stamp is file. For
 // a file larger than what was read, the rest is read from the file, in
-// pieces, to count what the cut loses (policy.ParseHeadRest); a URL's
-// body is counted as far as it was fetched.
+// pieces, up to maxCounted, to count what the cut loses
+// (policy.ParseHeadRest); a URL's body is counted as far as it was
+// fetched.
 func (s *Source) parse(data []byte, file fileStamp) *policy.Robots {
 	if s.remote != nil || file.size <= int64(len(data)) {
 		return policy.ParseHead(data, file.size)
@@ -103,6 +104,12 @@ func (s *Source) parse(data []byte, file fileStamp) *policy.Robots {
 		return policy.ParseHead(data, file.size)
 	}
 	defer f.Close()
-	r, _ := policy.ParseHeadRest(data, file.size, io.NewSectionReader(f, int64(len(data)), file.size-int64(len(data))))
+	rest := min(file.size-int64(len(data)), maxCounted)
+	r, _ := policy.ParseHeadRest(data, file.size, io.NewSectionReader(f, int64(len(data)), rest))
 	return r
 }
+
+// maxCounted bounds how much of a large file's rest is read to count what
+// the cut loses (about a second's reading): beyond it the count says how
+// far it went.
+const maxCounted = 128 << 20
