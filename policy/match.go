@@ -234,11 +234,17 @@ func (m *matcher) match(t string) int32 {
 		if d == len(t) {
 			return best
 		}
-		c := m.child(n, t[d:])
-		if c < 0 {
+		// m.child, by hand: the compiler does not inline it.
+		k := strings.IndexByte(nd.keys, t[d])
+		if k < 0 {
 			return best
 		}
-		n, d = c, d+len(m.nodes[c].label)
+		c := nd.kids[k]
+		label := m.nodes[c].label
+		if len(t)-d < len(label) || t[d:d+len(label)] != label {
+			return best
+		}
+		n, d = c, d+len(label)
 	}
 }
 

@@ -88,8 +88,15 @@ type wstep struct {
 	queue int32 // 2*piece, +1 for a piece that must end the target; -1 for a root
 	term  int32 // best rule whose pattern ends at this step, or -1
 	best  int32 // best rule of the step and its descendants
-	kids  []int32
+	// last is the queue of the last piece of every rule of the step's
+	// descendants, when they share it (-1 when not, or when a rule ends
+	// here): a step is not worth reaching when that piece cannot occur.
+	last int32
+	kids []int32
 }
+
+// lastUnset is a step's last before any rule is compiled through it.
+const lastUnset = -2
 
 // maxDelta is the largest transition table (in entries, four bytes each)
 // the automaton is given; larger automata follow goto and fail links.
@@ -104,6 +111,7 @@ func newWildSet(m *matcher) *wildSet {
 		parent, queue int32
 	}
 	kid := map[edge]int32{}
+	var chain []int32 // the steps of one rule
 	for n := range m.nodes {
 		nd := &m.nodes[n]
 		if len(nd.wild) == 0 {
@@ -113,6 +121,8 @@ func newWildSet(m *matcher) *wildSet {
 		for _, r := range nd.wild {
 			c := &m.rules[r]
 			s := nd.root
+			lastQ := int32(-1)
+			chain = append(chain[:0], s)
 			for j, seg := range c.segs {
 				p, ok := pieceID[seg]
 				if !ok {
@@ -124,6 +134,9 @@ func newWildSet(m *matcher) *wildSet {
 				if c.anchored && j == len(c.segs)-1 {
 					q++
 				}
+				if j == len(c.segs)-1 {
+					lastQ = q
+				}
 				e := edge{s, q}
 				next, ok := kid[e]
 				if !ok {
@@ -134,9 +147,23 @@ func newWildSet(m *matcher) *wildSet {
 					w.steps[s].kids = append(w.steps[s].kids, next)
 				}
 				s = next
+				chain = append(chain, s)
 			}
 			if w.steps[s].term < 0 {
 				w.steps[s].term = r
+			}
+			// The steps before the rule's end share its last piece
+			// or not; the step where it ends shares nothing.
+			for _, t := range chain {
+				st := &w.steps[t]
+				switch {
+				case t == s:
+					st.last = -1
+				case st.last == lastUnset:
+					st.last = lastQ
+				case st.last != lastQ:
+					st.last = -1
+				}
 			}
 		}
 	}
@@ -153,7 +180,7 @@ func newWildSet(m *matcher) *wildSet {
 }
 
 func (w *wildSet) newStep(queue, best int32) int32 {
-	w.steps = append(w.steps, wstep{queue: queue, term: -1, best: best})
+	w.steps = append(w.steps, wstep{queue: queue, term: -1, best: best, last: lastUnset})
 	return int32(len(w.steps) - 1)
 }
 
@@ -457,13 +484,26 @@ func (sc *wildScratch) reach(w *wildSet, m *matcher, s int32, pos int) {
 	}
 }
 
+// canOccur reports whether the piece of queue q (-1: none, true) can
+// occur from pos on: a piece that must end the target must end it.
+func (sc *wildScratch) canOccur(w *wildSet, q int32, pos int) bool {
+	if q < 0 {
+		return true
+	}
+	p := q / 2
+	if sc.pgen[p] != sc.gen || sc.last[p] < int32(pos) {
+		return false
+	}
+	return q%2 == 0 || int(sc.last[p])+len(w.pieces[p]) == sc.end
+}
+
 // wait queues step k, whose parent is reached at pos, when its piece occurs
 // from pos on and it could beat the best match so far; a step whose piece
 // must end the target is decided at once.
 func (sc *wildScratch) wait(w *wildSet, m *matcher, k int32, pos int) {
 	ks := &w.steps[k]
 	p := ks.queue / 2
-	if sc.pgen[p] != sc.gen || sc.last[p] < int32(pos) || !m.beats(ks.best, sc.best) {
+	if sc.pgen[p] != sc.gen || sc.last[p] < int32(pos) || !m.beats(ks.best, sc.best) || !sc.canOccur(w, ks.last, pos) {
 		return
 	}
 	if ks.queue%2 == 1 {
