@@ -41,6 +41,7 @@ type rangesServer struct {
 	code int
 	srv  *http.Server
 	gets atomic.Int64
+	n304 atomic.Int64 // 304 answers
 	// sizes of the answers sent, for the report
 	sent []int
 }
@@ -68,6 +69,7 @@ func (r *rangesServer) up(t *testing.T, addr string) {
 		r.mu.Unlock()
 		etag := fmt.Sprintf(`"%d-%d"`, len(body), code)
 		if code == 200 && req.Header.Get("If-None-Match") == etag {
+			r.n304.Add(1)
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
@@ -560,4 +562,55 @@ func TestClassifyVerify(t *testing.T) {
 	if !strings.Contains(stderr, pub.url()+": connection refused") {
 		t.Errorf("stderr: %q", stderr)
 	}
+}
+
+// TestRangesReload: a reload keeps the running feed of a ranges URL (no
+// fetch at the reload, the claim verified across it); a reload that
+// changes ranges_refresh starts the feed anew from the copy in storage,
+// verified at once, its fetch conditional (answered 304).
+func TestRangesReload(t *testing.T) {
+	need(t, "curl")
+	pub := newRangesServer(t)
+	pub.serve(200, rangesList("198.51.100.0/24"))
+	adminPort := freePort(t)
+	s := start(t, options{robots: "User-agent: *\nDisallow: /\n", trustProxy: true, backend: "file_server", admin: fmt.Sprintf("localhost:%d", adminPort),
+		global: "storage file_system " + t.TempDir(),
+		verify: "verify {\n\t\t\tranges chatgpt-user " + pub.url() + "\n\t\t\tranges_refresh 1h\n\t\t}"})
+	var a addrs
+	if status, _ := claim(t, s, a.next("198.51.100")); status != 200 || pub.gets.Load() != 1 {
+		t.Fatalf("before the reload: %d after %d fetches", status, pub.gets.Load())
+	}
+	cfgPath := filepath.Join(s.dir, "Caddyfile")
+	reload := func(from, to string) {
+		t.Helper()
+		data, err := os.ReadFile(cfgPath)
+		if err != nil || !strings.Contains(string(data), from) {
+			t.Fatalf("%v: no %q in the Caddyfile", err, from)
+		}
+		if err := os.WriteFile(cfgPath, []byte(strings.Replace(string(data), from, to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if msg, err := exec.Command(caddyBin, "reload", "--config", cfgPath, "--address", fmt.Sprintf("localhost:%d", adminPort)).CombinedOutput(); err != nil {
+			t.Fatalf("caddy reload: %v\n%s", err, msg)
+		}
+	}
+	reload("trap /private-archive/", "trap /private-archive/ /other-trap/")
+	if status, _ := claim(t, s, a.next("198.51.100")); status != 200 || pub.gets.Load() != 1 {
+		t.Errorf("after a reload: %d after %d fetches, want served after 1", status, pub.gets.Load())
+	}
+	reload("ranges_refresh 1h", "ranges_refresh 2h")
+	if status, _ := claim(t, s, a.next("198.51.100")); status != 200 {
+		t.Errorf("after a reload with a new refresh: %d", status)
+	}
+	waitFor(t, "the new feed's fetch", func() bool { return pub.gets.Load() == 2 })
+	if pub.n304.Load() != 1 {
+		t.Errorf("the new feed's fetch was not conditional on the stored copy: %d answers 304", pub.n304.Load())
+	}
+	if !strings.Contains(s.output.String(), "ranges: starting from the last good copy in storage until the list is fetched") {
+		t.Error("the new feed did not start from the stored copy")
+	}
+	if status, _ := claim(t, s, a.next("203.0.113")); status != 403 {
+		t.Errorf("outside, after the reloads: %d", status)
+	}
+	t.Logf("fetches: %d over two reloads", pub.gets.Load())
 }
