@@ -26,10 +26,13 @@ Lists the blocks in force in a running Caddy, from its admin API
 else localhost:2019).
 
 Output: a table with one row per block: ZONE, IP, TOKEN ("(whole IP)" for
-traps, bad agents and impostors), BLOCKED FOR (time left), OFFENSES (blocks
-so far; each doubles the cooldown) and READ ROBOTS.TXT; then "N blocked".
---json writes {"zones": {"NAME": [{"ip", "token", "until", "offenses",
-"read_robots"}]}}.
+traps, bad agents and impostors), BLOCKED FOR (time left), REASON (what
+made the block: trap, disallowed (strikes for disallowed paths), rate
+(strikes for ignoring Retry-After), class (block_class), invalid,
+bad_agent, impostor; unknown for a block stored before blocks carried
+their reason), OFFENSES (blocks so far; each doubles the cooldown) and
+READ ROBOTS.TXT; then "N blocked". --json writes {"zones": {"NAME":
+[{"ip", "token", "until", "offenses", "reason", "read_robots"}]}}.
 ` + blockedExitCodes,
 		Example: `  caddy robots blocked
   caddy robots blocked --zone shop --json
@@ -73,7 +76,7 @@ func writeBlocked(w io.Writer, zones map[string][]enforce.BlockedClient, now tim
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ZONE\tIP\tTOKEN\tBLOCKED FOR\tOFFENSES\tREAD ROBOTS.TXT")
+	fmt.Fprintln(tw, "ZONE\tIP\tTOKEN\tBLOCKED FOR\tREASON\tOFFENSES\tREAD ROBOTS.TXT")
 	n, dry := 0, 0
 	for _, zone := range slices.Sorted(maps.Keys(zones)) {
 		for _, b := range zones[zone] {
@@ -88,7 +91,7 @@ func writeBlocked(w io.Writer, zones map[string][]enforce.BlockedClient, now tim
 			} else {
 				n++
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%v\n", zone, b.IP, token, until, b.Offenses, b.ReadRobots)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%v\n", zone, b.IP, token, until, b.Reason, b.Offenses, b.ReadRobots)
 		}
 	}
 	tw.Flush()

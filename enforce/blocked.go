@@ -24,6 +24,11 @@ type BlockedClient struct {
 	// Offenses counts the blocks so far, this one included; each doubles
 	// the cooldown.
 	Offenses int `json:"offenses"`
+	// Reason is what made the block: "trap", "disallowed" (strikes for
+	// disallowed paths), "rate" (strikes for ignoring Retry-After),
+	// "class" (block_class), "invalid", "bad_agent", "impostor", or
+	// "unknown" (a block stored before blocks carried their reason).
+	Reason BlockReason `json:"reason"`
 	// ReadRobots reports whether the client's address fetched /robots.txt:
 	// it read the rules it broke.
 	ReadRobots bool `json:"read_robots,omitempty"`
@@ -67,7 +72,7 @@ func (s *MemoryStore) Blocked(now time.Time) []BlockedClient {
 		p := n.key.prefix()
 		return BlockedClient{Prefix: p, IP: PrefixString(p), Token: token, Until: time.Unix(0, st.BlockedUntil),
 			// robots.txt fetches are recorded on the address's own state.
-			Offenses: int(st.Offenses), ReadRobots: n.addr.RobotsAt != 0, DryRun: n.key.dry}
+			Offenses: int(st.Offenses), Reason: st.Why, ReadRobots: n.addr.RobotsAt != 0, DryRun: n.key.dry}
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -121,7 +126,7 @@ func (s *MemoryStore) Unblock(p netip.Prefix, now time.Time) int {
 		if st.Blocked(t) {
 			lifted++
 		}
-		st.BlockedUntil, st.Remember, st.Offenses = 0, 0, 0
+		st.BlockedUntil, st.Remember, st.Offenses, st.Why = 0, 0, 0, WhyUnknown
 		st.Strikes, st.Slips, st.WindowStart = 0, 0, 0
 		st.ThrottleUntil, st.StrikeFrom = 0, 0
 	}

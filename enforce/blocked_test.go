@@ -8,7 +8,8 @@ import (
 
 // TestBlockedAndUnblock: the store lists the blocks in force, whole-address
 // (by prefix) and per-token, and Unblock lifts every block of one address,
-// with its strikes and offences, and no other.
+// with its strikes and offences, and no other. Each block carries its
+// reason.
 func TestBlockedAndUnblock(t *testing.T) {
 	clock := newClock()
 	store := NewMemoryStore(1000, 0, time.Hour)
@@ -30,9 +31,9 @@ func TestBlockedAndUnblock(t *testing.T) {
 	got := store.Blocked(clock.Now())
 	v4, v6 := netip.MustParsePrefix("192.0.2.1/32"), netip.MustParsePrefix("2001:db8::/64")
 	want := []BlockedClient{
-		{Prefix: v4, IP: "192.0.2.1", Until: clock.Now().Add(time.Minute), Offenses: 1, ReadRobots: true},
-		{Prefix: v4, IP: "192.0.2.1", Token: "examplebot", Until: clock.Now().Add(time.Minute), Offenses: 1, ReadRobots: true},
-		{Prefix: v6, IP: "2001:db8::/64", Until: clock.Now().Add(time.Minute), Offenses: 1},
+		{Prefix: v4, IP: "192.0.2.1", Until: clock.Now().Add(time.Minute), Offenses: 1, Reason: WhyTrap, ReadRobots: true},
+		{Prefix: v4, IP: "192.0.2.1", Token: "examplebot", Until: clock.Now().Add(time.Minute), Offenses: 1, Reason: WhyDisallowed, ReadRobots: true},
+		{Prefix: v6, IP: "2001:db8::/64", Until: clock.Now().Add(time.Minute), Offenses: 1, Reason: WhyTrap},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Blocked = %+v, want %+v", got, want)

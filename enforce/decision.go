@@ -192,8 +192,10 @@ type Decision struct {
 	// page can show the time beside the claim.
 	ReadRobots bool
 	RobotsAt   time.Time
-	// BlockedUntil is set when the client is blocked.
+	// BlockedUntil is set when the client is blocked, and BlockReason says
+	// what made the block.
 	BlockedUntil time.Time
+	BlockReason  BlockReason
 	// Violation marks a request that broke the rules even when the action
 	// is Allow (a first slip that is only logged).
 	Violation bool

@@ -156,7 +156,11 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return d
 	}
 	if ua.Class == uaclass.Bad && !e.cfg.AllowBadAgents || req.Verdict == uaclass.Impostor && !e.cfg.AllowImpostors {
-		out := e.store.Apply(addr, now, e.op(Op{Strike: true, Blockable: true}))
+		why := WhyImpostor
+		if ua.Class == uaclass.Bad {
+			why = WhyBadAgent
+		}
+		out := e.store.Apply(addr, now, e.op(Op{Strike: true, Blockable: true, Why: why}))
 		d.sawRobots(out.State.RobotsAt)
 		reason := ReasonImpostor
 		switch {
@@ -197,11 +201,11 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		}
 	}
 	if classBlocked || req.Invalid {
-		reason := ReasonBlockedClass
+		reason, why := ReasonBlockedClass, WhyClass
 		if !classBlocked {
-			reason = ReasonInvalid
+			reason, why = ReasonInvalid, WhyInvalid
 		}
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true}))
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true, Why: why}))
 		d.sawRobots(out.AddrRobotsAt)
 		if out.Blocked {
 			reason = ReasonBlockedClient
@@ -219,7 +223,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return e.departure(d, res, key, now)
 	}
 	if !res.Allowed {
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true}))
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true, Why: WhyDisallowed}))
 		d.sawRobots(out.AddrRobotsAt)
 		reason := ReasonDisallowed
 		if out.Blocked {
@@ -252,7 +256,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	op := Op{Peek: true, CheckAddr: true}
 	if interval > 0 {
 		op = e.op(Op{Interval: interval, Burst: burst, AddrInterval: interval / AddressShare, AddrBurst: burst * AddressShare,
-			Grace: e.cfg.Grace, Blockable: !unblockable, CheckAddr: true})
+			Grace: e.cfg.Grace, Blockable: !unblockable, CheckAddr: true, Why: WhyRate})
 		if gentle {
 			// Every violation is only logged.
 			op.Grace = math.MaxInt32
@@ -305,7 +309,7 @@ func (e *Engine) trap(d Decision, req *Request, p *policy.Policy, addr Key, now 
 		return d, false
 	}
 	d.Group, d.Rule = ref.Agent, ref.Rule
-	op := e.op(Op{Block: true})
+	op := e.op(Op{Block: true, Why: WhyTrap})
 	if req.CrossSite {
 		op = Op{Peek: true}
 	}
@@ -427,9 +431,9 @@ func (e *Engine) refuse(d Decision, reason Reason, out Outcome) Decision {
 	d.BlockDropped = out.BlockDropped
 	switch {
 	case out.AddrBlocked:
-		d.BlockedUntil = time.Unix(0, out.AddrBlockedUntil)
+		d.BlockedUntil, d.BlockReason = time.Unix(0, out.AddrBlockedUntil), out.AddrWhy
 	case out.State.BlockedUntil != 0 && (out.Blocked || out.NewlyBlocked):
-		d.BlockedUntil = time.Unix(0, out.State.BlockedUntil)
+		d.BlockedUntil, d.BlockReason = time.Unix(0, out.State.BlockedUntil), out.State.Why
 	}
 	return d
 }

@@ -200,7 +200,7 @@ func (e *Engine) FeedOutcome(req *Request, d Decision, feed bool) Decision {
 		out.State.Strikes = int32(d.Strikes)
 		return e.refuse(d, ReasonDeparture, out)
 	}
-	out := e.store.Apply(e.key(req.IP, req.UA.Token()), e.cfg.Now(), e.op(Op{Strike: true, Blockable: !e.unblockable(req), CheckAddr: true}))
+	out := e.store.Apply(e.key(req.IP, req.UA.Token()), e.cfg.Now(), e.op(Op{Strike: true, Blockable: !e.unblockable(req), CheckAddr: true, Why: WhyDisallowed}))
 	reason := ReasonDisallowed
 	if out.Blocked {
 		reason = ReasonBlockedClient

@@ -208,7 +208,7 @@ func (s *MemoryStore) Apply(k Key, now time.Time, op Op) Outcome {
 		out.NewlyBlocked, out.BlockDropped, out.State = false, true, ts.st
 	}
 	if addrDropped {
-		out.AddrBlocked, out.AddrNewlyBlocked, out.AddrBlockedUntil, out.BlockDropped = false, false, n.addr.BlockedUntil, true
+		out.AddrBlocked, out.AddrNewlyBlocked, out.AddrBlockedUntil, out.AddrWhy, out.BlockDropped = false, false, n.addr.BlockedUntil, n.addr.Why, true
 	}
 	return out
 }
@@ -301,11 +301,11 @@ func (s *MemoryStore) settle(sh *storeShard, n *storeNode, t int64, addrBefore, 
 	}
 	if sh.blocks.n >= s.perBlocks && !s.reclaim(sh, t) {
 		if n.addr.BlockedUntil != addrBefore.BlockedUntil {
-			n.addr.BlockedUntil, n.addr.Remember, n.addr.Offenses = addrBefore.BlockedUntil, addrBefore.Remember, addrBefore.Offenses
+			n.addr.BlockedUntil, n.addr.Remember, n.addr.Offenses, n.addr.Why = addrBefore.BlockedUntil, addrBefore.Remember, addrBefore.Offenses, addrBefore.Why
 			addrDropped = true
 		}
 		if tok != nil && tok.BlockedUntil != tokBefore.BlockedUntil {
-			tok.BlockedUntil, tok.Remember, tok.Offenses = tokBefore.BlockedUntil, tokBefore.Remember, tokBefore.Offenses
+			tok.BlockedUntil, tok.Remember, tok.Offenses, tok.Why = tokBefore.BlockedUntil, tokBefore.Remember, tokBefore.Offenses, tokBefore.Why
 			tokDropped = true
 		}
 		return addrDropped, tokDropped

@@ -43,6 +43,8 @@ type State struct {
 	Slips int32
 	// Offenses counts the blocks so far; each doubles the next cooldown.
 	Offenses int32
+	// Why is the reason of the last block (Op.Why of the Op that made it).
+	Why BlockReason
 }
 
 // Blocked reports whether the state is blocked at now.
@@ -93,6 +95,9 @@ type Op struct {
 	// Window, Cooldown and MaxCooldown are the other escalation settings.
 	Window                time.Duration
 	Cooldown, MaxCooldown time.Duration
+	// Why is the reason a block that this Op makes carries (of the state
+	// and of the address alike).
+	Why BlockReason
 }
 
 // Outcome is the result of applying an Op.
@@ -100,10 +105,12 @@ type Outcome struct {
 	// State is the state after the Op (or as found, for Peek).
 	State State
 	// AddrRobotsAt and AddrBlockedUntil come from the address's state, for
-	// an Op with CheckAddr. AddrBlocked reports that the address is
-	// blocked: before the Op (which then was not applied; Blocked is set
-	// too) or by it (AddrNewlyBlocked).
+	// an Op with CheckAddr, and so does AddrWhy, its block's reason.
+	// AddrBlocked reports that the address is blocked: before the Op
+	// (which then was not applied; Blocked is set too) or by it
+	// (AddrNewlyBlocked).
 	AddrRobotsAt, AddrBlockedUntil int64
+	AddrWhy                        BlockReason
 	AddrBlocked, AddrNewlyBlocked  bool
 	// Found reports whether the store had state for the key.
 	Found bool
@@ -139,7 +146,7 @@ type Outcome struct {
 func Apply(st, addr *State, now int64, op Op) Outcome {
 	var out Outcome
 	if addr != nil {
-		out.AddrRobotsAt, out.AddrBlockedUntil = addr.RobotsAt, addr.BlockedUntil
+		out.AddrRobotsAt, out.AddrBlockedUntil, out.AddrWhy = addr.RobotsAt, addr.BlockedUntil, addr.Why
 		if addr.Blocked(now) {
 			out.State, out.AddrBlocked, out.Blocked = *st, true, true
 			return out
@@ -188,7 +195,7 @@ func Apply(st, addr *State, now int64, op Op) Outcome {
 		addr.strike(now, op.Window)
 		if op.AddrStrikes > 0 && int(addr.Strikes) >= op.AddrStrikes {
 			addr.block(now, &op)
-			out.AddrBlocked, out.AddrNewlyBlocked, out.AddrBlockedUntil = true, true, addr.BlockedUntil
+			out.AddrBlocked, out.AddrNewlyBlocked, out.AddrBlockedUntil, out.AddrWhy = true, true, addr.BlockedUntil, addr.Why
 		}
 	}
 	if op.Block {
@@ -268,6 +275,7 @@ func (s *State) block(now int64, op *Op) {
 	cd = min(cd, op.MaxCooldown)
 	s.BlockedUntil = now + int64(cd)
 	s.Remember = s.BlockedUntil + int64(op.MaxCooldown)
+	s.Why = op.Why
 	if s.Offenses < math.MaxInt32 {
 		s.Offenses++
 	}

@@ -75,8 +75,11 @@ type Entry struct {
 	RobotsVersion string `json:"robots_version,omitempty"`
 	// RetryAfter is the wait asked of a throttled client, in seconds.
 	RetryAfter float64 `json:"retry_after,omitempty"`
-	// BlockedUntil is when the client's block ends.
-	BlockedUntil *Time `json:"blocked_until,omitempty"`
+	// BlockedUntil is when the client's block ends, and BlockReason what
+	// made it: "trap", "disallowed", "rate", "class", "invalid",
+	// "bad_agent", "impostor" (enforce.BlockReason).
+	BlockedUntil *Time  `json:"blocked_until,omitempty"`
+	BlockReason  string `json:"block_reason,omitempty"`
 	// Signature is the outcome of Web Bot Auth verification ("verified",
 	// "invalid", "unverified"; empty for an unsigned request), the agent
 	// the signature names and, for a failure, why.
@@ -149,6 +152,7 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	if e.BlockedUntil != nil && !e.BlockedUntil.IsZero() {
 		enc.AddString("blocked_until", e.BlockedUntil.UTC().Format(time.RFC3339Nano))
 	}
+	addString("block_reason", e.BlockReason)
 	addString("signature", e.Signature)
 	addString("signature_agent", e.SignatureAgent)
 	addString("signature_error", e.SignatureError)

@@ -193,6 +193,7 @@ func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, 
 	}
 	if !d.BlockedUntil.IsZero() {
 		e.BlockedUntil = &Time{Time: d.BlockedUntil.Truncate(time.Millisecond)}
+		e.BlockReason = d.BlockReason.String()
 	}
 	ce.Write(zap.Inline(e))
 	if rl != nil {

@@ -57,7 +57,7 @@ func (s *Store) Blocked(now time.Time) ([]enforce.BlockedClient, error) {
 		}
 		entry := func(token string, st *enforce.State) enforce.BlockedClient {
 			return enforce.BlockedClient{Prefix: p, IP: enforce.PrefixString(p), Token: token, Until: time.Unix(0, st.BlockedUntil),
-				Offenses: int(st.Offenses), ReadRobots: rec.Addr.RobotsAt != 0, DryRun: dry}
+				Offenses: int(st.Offenses), Reason: st.Why, ReadRobots: rec.Addr.RobotsAt != 0, DryRun: dry}
 		}
 		if rec.Addr.Blocked(t) {
 			out = append(out, entry("", &rec.Addr))

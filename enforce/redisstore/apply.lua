@@ -12,7 +12,8 @@
 --          snapshot (1: return the record when it holds a block), full (1:
 --          the zone's blocks are at their bound, max_blocks: a record with
 --          no block in force gets none; the Op's new block is dropped, as
---          MemoryStore drops it, and the reply says so)
+--          MemoryStore drops it, and the reply says so), why (the reason a
+--          block the Op makes carries: enforce.BlockReason)
 --
 -- Times are Unix nanoseconds, stored as decimal strings, "0" when unset.
 -- Lua numbers are doubles, exact only below 2^53 (104 days of nanoseconds),
@@ -37,6 +38,7 @@ local op = {
 local ttl = tonumber(ARGV[14])
 local want_snapshot = ARGV[15] == '1'
 local full = ARGV[16] == '1'
+local why = tonumber(ARGV[17] or '0')
 local function flag(bit) return math.floor(flags / bit) % 2 == 1 end
 op.peek, op.check_addr, op.mark_robots = flag(1), flag(2), flag(4)
 op.strike, op.block, op.blockable, op.is_addr = flag(8), flag(16), flag(32), flag(64)
@@ -73,7 +75,9 @@ end
 
 -- A state: [1] TAT, [2] ThrottleUntil, [3] StrikeFrom, [4] WindowStart,
 -- [5] BlockedUntil, [6] Remember, [7] RobotsAt, [8] LastSeen as offsets;
--- [9] Strikes, [10] Slips, [11] Offenses; orig holds the strings read.
+-- [9] Strikes, [10] Slips, [11] Offenses, [12] Why (absent in a state
+-- written before blocks carried their reason: 0); orig holds the strings
+-- read.
 local function decode(s)
 	local st, orig, i = {}, {}, 1
 	for f in string.gmatch(s, '[^,]+') do
@@ -81,12 +85,13 @@ local function decode(s)
 		if i <= 8 then st[i] = rel(f) else st[i] = tonumber(f) end
 		i = i + 1
 	end
+	if st[12] == nil then st[12] = 0 end
 	st.orig = orig
 	return st
 end
 
 local function fresh()
-	return { nil, nil, nil, nil, nil, nil, nil, nil, 0, 0, 0, orig = {} }
+	return { nil, nil, nil, nil, nil, nil, nil, nil, 0, 0, 0, 0, orig = {} }
 end
 
 local function encode(st)
@@ -95,7 +100,7 @@ local function encode(st)
 		local o = st.orig[i]
 		if o ~= nil and rel(o) == st[i] then out[i] = o else out[i] = abs(st[i]) end
 	end
-	for i = 9, 11 do out[i] = string.format('%d', st[i]) end
+	for i = 9, 12 do out[i] = string.format('%d', st[i]) end
 	return table.concat(out, ',')
 end
 
@@ -131,6 +136,7 @@ local function block(st)
 	cd = math.min(cd, op.max_cooldown)
 	st[5] = cd
 	st[6] = st[5] + op.max_cooldown
+	st[12] = why
 	if st[11] < MAXI32 then st[11] = st[11] + 1 end
 end
 
@@ -165,7 +171,7 @@ end
 local function apply(st, addr)
 	local out = { retry = 0 }
 	if addr ~= nil then
-		out.addr_robots, out.addr_until = time(addr, 7), time(addr, 5)
+		out.addr_robots, out.addr_until, out.addr_why = time(addr, 7), time(addr, 5), addr[12]
 		if is_blocked(addr) then
 			out.addr_blocked, out.blocked = true, true
 			return out
@@ -207,7 +213,7 @@ local function apply(st, addr)
 		if op.addr_strikes > 0 and addr[9] >= op.addr_strikes then
 			block(addr)
 			out.addr_blocked, out.addr_new = true, true
-			out.addr_until = time(addr, 5)
+			out.addr_until, out.addr_why = time(addr, 5), addr[12]
 		end
 	end
 	if do_block then
@@ -252,7 +258,7 @@ if exists and (rec.seen == nil or rec.seen + ttl < 0) and not rec_offender() the
 	rec = { tokens = {} }
 end
 if not exists then
-	if op.peek then return { 0, '0', '0', '0', '' } end
+	if op.peek then return { 0, '0', '0', '0', '', '0' } end
 	rec = { seen_s = '0', version = 0, addr = fresh(), tokens = {} }
 end
 
@@ -263,8 +269,8 @@ for _, t in ipairs(rec.tokens) do held = held or is_blocked(t.st) end
 
 -- The block fields of a state (BlockedUntil, Remember, Offenses), to put
 -- back when a new block is dropped.
-local function block_fields(s) return { s[5], s[6], s[11] } end
-local function put_back(s, b) s[5], s[6], s[11] = b[1], b[2], b[3] end
+local function block_fields(s) return { s[5], s[6], s[11], s[12] } end
+local function put_back(s, b) s[5], s[6], s[11], s[12] = b[1], b[2], b[3], b[4] end
 local addr_before = block_fields(rec.addr)
 
 -- find returns the slot of the token, creating it (MemoryStore.token).
@@ -322,7 +328,7 @@ if full and not held and not op.peek and (out.new or out.addr_new) then
 	dropped = true
 	if out.addr_new then
 		put_back(rec.addr, addr_before)
-		out.addr_new, out.addr_blocked, out.addr_until = false, false, time(rec.addr, 5)
+		out.addr_new, out.addr_blocked, out.addr_until, out.addr_why = false, false, time(rec.addr, 5), rec.addr[12]
 	end
 	if out.new then
 		if op.is_addr then put_back(rec.addr, addr_before) else put_back(st, tok_before) end
@@ -364,7 +370,8 @@ set(found, 1); set(out.blocked, 2); set(out.took, 4); set(out.slip, 8)
 set(out.throttled, 16); set(out.by_addr, 32); set(out.new, 64)
 set(out.addr_blocked, 128); set(out.addr_new, 256); set(dropped, 512)
 
-local reply = { bits, string.format('%d', out.retry), out.addr_robots or '0', out.addr_until or '0', encode(st) }
+local reply = { bits, string.format('%d', out.retry), out.addr_robots or '0', out.addr_until or '0', encode(st),
+	string.format('%d', out.addr_why or 0) }
 -- The record, for the instance's cache of blocked clients, when it holds a
 -- block in force; and with a new block, for the other instances.
 if want_snapshot or out.new or out.addr_new then

@@ -113,14 +113,14 @@ func (c *cache) lookup(k enforce.Key, t int64, op enforce.Op, ttl int64, down bo
 		if !op.Peek || !addrBlocked {
 			return enforce.Outcome{}, false
 		}
-		return enforce.Outcome{AddrRobotsAt: r.Addr.RobotsAt, AddrBlockedUntil: r.Addr.BlockedUntil, AddrBlocked: true, Blocked: true}, true
+		return enforce.Outcome{AddrRobotsAt: r.Addr.RobotsAt, AddrBlockedUntil: r.Addr.BlockedUntil, AddrWhy: r.Addr.Why, AddrBlocked: true, Blocked: true}, true
 	}
 	st := *tok
 	if !op.Peek && st.LastSeen+ttl < t && !st.Offender(t) {
 		st = enforce.State{} // a stale token state starts afresh
 	}
 	if addrBlocked {
-		return enforce.Outcome{State: st, AddrRobotsAt: r.Addr.RobotsAt, AddrBlockedUntil: r.Addr.BlockedUntil,
+		return enforce.Outcome{State: st, AddrRobotsAt: r.Addr.RobotsAt, AddrBlockedUntil: r.Addr.BlockedUntil, AddrWhy: r.Addr.Why,
 			AddrBlocked: true, Blocked: true, Found: true}, true
 	}
 	if !st.Blocked(t) {
@@ -131,7 +131,7 @@ func (c *cache) lookup(k enforce.Key, t int64, op enforce.Op, ttl int64, down bo
 	}
 	out := enforce.Outcome{State: st, Blocked: true, Found: true}
 	if op.CheckAddr {
-		out.AddrRobotsAt, out.AddrBlockedUntil = r.Addr.RobotsAt, r.Addr.BlockedUntil
+		out.AddrRobotsAt, out.AddrBlockedUntil, out.AddrWhy = r.Addr.RobotsAt, r.Addr.BlockedUntil, r.Addr.Why
 	}
 	return out, true
 }

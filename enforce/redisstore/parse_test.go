@@ -80,7 +80,7 @@ func FuzzRecordID(f *testing.F) {
 // a state read writes back, as the scripts write it, to one that reads the
 // same.
 func FuzzDecodeState(f *testing.F) {
-	for _, s := range []string{"", "0,0,0,0,0,0,0,0,0,0,0", "1800000000000000000,0,0,1,2,3,4,5,6,7,8", "1,2", "a,b,c,d,e,f,g,h,i,j,k", "0,0,0,0,0,0,0,0,0,0,0,0"} {
+	for _, s := range []string{"", "0,0,0,0,0,0,0,0,0,0,0", "1800000000000000000,0,0,1,2,3,4,5,6,7,8", "1,2", "a,b,c,d,e,f,g,h,i,j,k", "0,0,0,0,0,0,0,0,0,0,0,0", "0,0,0,0,0,0,0,0,0,0,0,0,0", "1,2,3,4,5,6,7,8,9,10,11,2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -88,8 +88,8 @@ func FuzzDecodeState(f *testing.F) {
 		if err != nil {
 			return
 		}
-		back := fmt.Sprintf("%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", st.TAT, st.ThrottleUntil, st.StrikeFrom, st.WindowStart,
-			st.BlockedUntil, st.Remember, st.RobotsAt, st.LastSeen, st.Strikes, st.Slips, st.Offenses)
+		back := fmt.Sprintf("%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", st.TAT, st.ThrottleUntil, st.StrikeFrom, st.WindowStart,
+			st.BlockedUntil, st.Remember, st.RobotsAt, st.LastSeen, st.Strikes, st.Slips, st.Offenses, st.Why)
 		if again, err := decodeState(back); err != nil || again != st {
 			t.Errorf("%q -> %+v -> %q -> %+v, %v", s, st, back, again, err)
 		}

@@ -62,16 +62,20 @@ func (r *record) until(t int64) int64 {
 
 // decodeState reads a state as the scripts write it: TAT, ThrottleUntil,
 // StrikeFrom, WindowStart, BlockedUntil, Remember, RobotsAt, LastSeen,
-// Strikes, Slips and Offenses, comma-separated. An empty string is the zero
-// state.
+// Strikes, Slips, Offenses and Why, comma-separated (a state written
+// before blocks carried their reason has no Why: WhyUnknown). An empty
+// string is the zero state.
 func decodeState(s string) (enforce.State, error) {
 	var st enforce.State
 	if s == "" {
 		return st, nil
 	}
 	times := [...]*int64{&st.TAT, &st.ThrottleUntil, &st.StrikeFrom, &st.WindowStart, &st.BlockedUntil, &st.Remember, &st.RobotsAt, &st.LastSeen}
-	counts := [...]*int32{&st.Strikes, &st.Slips, &st.Offenses}
+	counts := [...]*int32{&st.Strikes, &st.Slips, &st.Offenses, (*int32)(&st.Why)}
 	for i := range len(times) + len(counts) {
+		if i == len(times)+len(counts)-1 && s == "" {
+			break // no Why
+		}
 		f, rest, _ := strings.Cut(s, ",")
 		s = rest
 		n, err := strconv.ParseInt(f, 10, 64)
@@ -85,7 +89,7 @@ func decodeState(s string) (enforce.State, error) {
 		}
 	}
 	if s != "" {
-		return st, fmt.Errorf("state has more than 11 fields")
+		return st, fmt.Errorf("state has more than 12 fields")
 	}
 	return st, nil
 }

@@ -384,7 +384,7 @@ func (s *Store) run(k enforce.Key, t int64, op enforce.Op) (enforce.Outcome, *re
 		strconv.FormatInt(t, 10), k.Token, flags,
 		int64(op.Interval), op.Burst, int64(op.AddrInterval), op.AddrBurst,
 		op.Grace, op.Strikes, op.AddrStrikes,
-		int64(op.Window), int64(op.Cooldown), int64(op.MaxCooldown), s.ttl, snapshot, full).Slice()
+		int64(op.Window), int64(op.Cooldown), int64(op.MaxCooldown), s.ttl, snapshot, full, int(op.Why)).Slice()
 	if err != nil {
 		return enforce.Outcome{}, nil, err
 	}
@@ -394,7 +394,7 @@ func (s *Store) run(k enforce.Key, t int64, op enforce.Op) (enforce.Outcome, *re
 // decodeReply reads apply.lua's reply.
 func decodeReply(res []any) (enforce.Outcome, *record, error) {
 	var out enforce.Outcome
-	if len(res) < 5 {
+	if len(res) < 6 {
 		return out, nil, errors.New("redisstore: short reply from the script")
 	}
 	bits, ok := res[0].(int64)
@@ -419,17 +419,18 @@ func decodeReply(res []any) (enforce.Outcome, *record, error) {
 	if out.State, err = decodeState(str(4)); err != nil {
 		return out, nil, err
 	}
-	if len(res) == 5 {
+	out.AddrWhy = enforce.BlockReason(num(5))
+	if len(res) == 6 {
 		return out, nil, nil
 	}
-	if len(res)%2 != 1 {
+	if len(res)%2 != 0 {
 		return out, nil, errors.New("redisstore: bad record in the script's reply")
 	}
-	rec := &record{Version: num(5)}
-	if rec.Addr, err = decodeState(str(6)); err != nil {
+	rec := &record{Version: num(6)}
+	if rec.Addr, err = decodeState(str(7)); err != nil {
 		return out, nil, err
 	}
-	for i := 7; i+1 < len(res); i += 2 {
+	for i := 8; i+1 < len(res); i += 2 {
 		st, err := decodeState(str(i + 1))
 		if err != nil {
 			return out, nil, err

@@ -69,6 +69,9 @@ func (g *opGen) next() (enforce.Key, enforce.Op) {
 	addr := enforce.AddrKey(k)
 	esc := g.esc
 	esc.Blockable = r.IntN(6) != 0
+	// The reason a block carries, from the key: no draw of its own, so the
+	// sequences stay the ones the test has always run.
+	esc.Why = enforce.BlockReason((len(k.Token) + k.Prefix.Bits()) % 8)
 	switch n := r.IntN(100); {
 	case n < 4:
 		return addr, enforce.Op{MarkRobots: true}

@@ -17,8 +17,8 @@ local function forgive(s)
 	for v in string.gmatch(s, '[^,]+') do f[i] = v; i = i + 1 end
 	if later(f[5], ARGV[1]) then lifted = lifted + 1 end
 	-- ThrottleUntil, StrikeFrom, WindowStart, BlockedUntil, Remember,
-	-- Strikes, Slips, Offenses
-	for _, j in ipairs({ 2, 3, 4, 5, 6, 9, 10, 11 }) do f[j] = '0' end
+	-- Strikes, Slips, Offenses, Why
+	for _, j in ipairs({ 2, 3, 4, 5, 6, 9, 10, 11, 12 }) do f[j] = '0' end
 	return table.concat(f, ',')
 end
 local args = { 'a', forgive(h.a), 'v', tostring(tonumber(h.v or '0') + 1) }
