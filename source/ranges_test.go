@@ -338,14 +338,15 @@ func TestRangeSettings(t *testing.T) {
 		{Token: "feedfetcher-google", Ranges: []string{"https://g.example/u.json", "https://g.example/ug.json"}},
 		{Token: "google-read-aloud", Ranges: []string{"https://g.example/u.json", "https://g.example/ug.json"}},
 		{Token: "bingbot", Ranges: []string{"https://www.bing.com/toolbox/bingbot.json"}},
-		{Token: "bingbot"}, // the configuration's entry: no published ranges
+		{Token: "bingbot", Ranges: []string{"https://bing.example/bingbot.json"}}, // the configuration's entry replaces the database's
+		{Token: "bingbot"}, // and one without URLs keeps them
 	}
 	src, err := RangeSettings{Ranges: map[string]string{"GPTBot": file, "chatgpt-user": "https://openai.com/chatgpt-user.json"}, Published: true, Bots: bots, MaxFile: 1 << 20}.Check()
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(src.URLs)
-	want := "map[https://g.example/u.json:[feedfetcher-google google-read-aloud] https://g.example/ug.json:[feedfetcher-google google-read-aloud] https://openai.com/chatgpt-user.json:[chatgpt-user]]"
+	want := "map[https://bing.example/bingbot.json:[bingbot] https://g.example/u.json:[feedfetcher-google google-read-aloud] https://g.example/ug.json:[feedfetcher-google google-read-aloud] https://openai.com/chatgpt-user.json:[chatgpt-user]]"
 	if got != want || src.Files["gptbot"] == nil || src.Files["gptbot"].Source != file || src.Refresh != DefaultRangesRefresh {
 		t.Errorf("sources: %s, files %v, refresh %v\nwant %s", got, src.Files, src.Refresh, want)
 	}

@@ -366,14 +366,13 @@ func rawString(raw json.RawMessage) string {
 
 // PublishedRanges returns the URLs where the operators of bots publish
 // their IP ranges, by token; of entries with the same token, the last one
-// counts (the configuration's entries come after the database's).
+// with URLs counts (the configuration's entries come after the
+// database's, and one that changes a crawler's class keeps its URLs).
 func PublishedRanges(bots []Bot) map[string][]string {
 	out := map[string][]string{}
 	for i := range bots {
 		if b := &bots[i]; len(b.Ranges) > 0 {
 			out[b.Token] = b.Ranges
-		} else {
-			delete(out, b.Token)
 		}
 	}
 	return out
