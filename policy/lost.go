@@ -126,11 +126,19 @@ func (l *Lost) summary(kept int) string {
 	if l.Counted < l.Bytes {
 		read = fmt.Sprintf(" in the first %d of them (the rest was not read)", l.Counted)
 	}
-	s := fmt.Sprintf(", with %d rules%s: %s are lost", l.Rules, read, strings.Join(parts, " and "))
+	s := fmt.Sprintf(", with %s%s: %s are lost", Rules(l.Rules), read, strings.Join(parts, " and "))
 	if l.StarRules > 0 && kept == 0 {
 		s += fmt.Sprintf(`; every rule for "*" is lost (%d)`, l.StarRules)
 	}
 	return s
+}
+
+// Rules says "1 rule" or "n rules".
+func Rules(n int) string {
+	if n == 1 {
+		return "1 rule"
+	}
+	return fmt.Sprintf("%d rules", n)
 }
 
 // lostCounter counts the lines of the ignored end of a file as they are

@@ -53,7 +53,7 @@ func judgeLoss(r *policy.Robots, prev *Snapshot) loss {
 	}
 	inForce := ""
 	if prevRules > 0 {
-		inForce = fmt.Sprintf("the %d rules in force (%d for \"*\") are lifted", prevRules, prevStar)
+		inForce = fmt.Sprintf("lifted: the %s in force (%d for \"*\")", policy.Rules(prevRules), prevStar)
 	}
 	switch {
 	case rules == 0:
@@ -66,7 +66,7 @@ func judgeLoss(r *policy.Robots, prev *Snapshot) loss {
 	case star == 0 && prevStar > 0:
 		l.result = ResultStarLifted
 		l.msg = `robots.txt has no rules for "*" any more: crawlers without a group of their own may fetch everything`
-		l.detail = fmt.Sprintf(`the %d rules for "*" in force are lifted; %d rules of other groups are left`, prevStar, rules)
+		l.detail = fmt.Sprintf(`lifted: the %s for "*" in force; left: %s of other groups`, policy.Rules(prevStar), policy.Rules(rules))
 		return l
 	default:
 		return loss{}

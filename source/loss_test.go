@@ -58,7 +58,7 @@ func TestSourceRulesLifted(t *testing.T) {
 
 	settleChange(t, s, path, "", func() bool { return allowedBy(s, "/private/x") })
 	e, detail := loudLine(t, logs, "robots.txt has no Allow or Disallow rules")
-	if e.Level != zapcore.ErrorLevel || detail != `the 3 rules in force (2 for "*") are lifted` || counted(s, "reload:"+ResultNoRules) != 1 || counted(s, "reload:ok") != 1 {
+	if e.Level != zapcore.ErrorLevel || detail != `lifted: the 3 rules in force (2 for "*")` || counted(s, "reload:"+ResultNoRules) != 1 || counted(s, "reload:ok") != 1 {
 		t.Errorf("emptied: %v %q, counted %v", e.Level, detail, counted(s, "reload:"+ResultNoRules))
 	}
 	if e.ContextMap()["file"] != path {
@@ -79,7 +79,7 @@ func TestSourceRulesLifted(t *testing.T) {
 	logs.TakeAll()
 	settleChange(t, s, path, "User-agent: BigBot\nDisallow: /\n", func() bool { return allowedBy(s, "/private/x") })
 	e, detail = loudLine(t, logs, `robots.txt has no rules for "*" any more`)
-	if e.Level != zapcore.ErrorLevel || detail != `the 1 rules for "*" in force are lifted; 1 rules of other groups are left` || counted(s, "reload:"+ResultStarLifted) != 1 {
+	if e.Level != zapcore.ErrorLevel || detail != `lifted: the 1 rule for "*" in force; left: 1 rule of other groups` || counted(s, "reload:"+ResultStarLifted) != 1 {
 		t.Errorf("* dropped: %v %q", e.Level, detail)
 	}
 }

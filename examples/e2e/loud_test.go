@@ -81,7 +81,7 @@ func TestMistakeRulesLifted(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := mainLogLine(t, s, "robots.txt has no Allow or Disallow rules", 40*time.Second) // an emptied file settles for 10s
-	const want = `the 5 rules in force (3 for "*") are lifted`
+	const want = `lifted: the 5 rules in force (3 for "*")`
 	if e["level"] != "error" || e["message"] != want || e["file"] != s.robots {
 		t.Errorf("emptied robots.txt logged %v, want level error, message %q, file %s", e, want, s.robots)
 	}
