@@ -3,7 +3,10 @@ package tlsprint
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // Hello is what JA4 reads of a ClientHello. Values are as sent, GREASE
@@ -192,4 +195,42 @@ func hexDigit(v uint16) byte { return "0123456789abcdef"[v&0xf] }
 func appendHash(dst, s []byte) []byte {
 	sum := sha256.Sum256(s)
 	return hex.AppendEncode(dst, sum[:6])
+}
+
+// ParseRaw reads a JA4_ro (Raw(true)) back into a Hello: its lists, the
+// transport and version, and for ALPN a value of the two characters JA4
+// keeps. The JA4 of the result is that of the hello the JA4_ro was made of.
+func ParseRaw(ro string) (Hello, error) {
+	p := strings.Split(ro, "_")
+	if len(p) < 3 || len(p) > 4 || len(p[0]) != 10 {
+		return Hello{}, fmt.Errorf("JA4_ro %q: want a_ciphers_extensions[_signature algorithms]", ro)
+	}
+	a := p[0]
+	h := Hello{QUIC: a[0] == 'q'}
+	v, ok := map[string]uint16{"13": 0x0304, "12": 0x0303, "11": 0x0302, "10": 0x0301, "s3": 0x0300, "s2": 0x0002, "d1": 0xfeff, "d2": 0xfefd, "d3": 0xfefc, "00": 0}[a[1:3]]
+	if !ok {
+		return Hello{}, fmt.Errorf("JA4_ro %q: unknown version %q", ro, a[1:3])
+	}
+	h.Versions = []uint16{v}
+	if alpn := a[8:10]; alpn != "00" {
+		h.ALPN = []string{alpn}
+	}
+	lists := make([][]uint16, 3)
+	for i, s := range p[1:] {
+		for x := range strings.SplitSeq(s, ",") {
+			if x == "" {
+				continue
+			}
+			n, err := strconv.ParseUint(x, 16, 16)
+			if err != nil || len(x) != 4 {
+				return Hello{}, fmt.Errorf("JA4_ro %q: %q is not a 4-digit hex value", ro, x)
+			}
+			lists[i] = append(lists[i], uint16(n))
+		}
+	}
+	h.Ciphers, h.Extensions, h.SignatureAlgorithms = lists[0], lists[1], lists[2]
+	if got := h.Raw(true); got != ro {
+		return Hello{}, fmt.Errorf("JA4_ro %q does not read back (as %q)", ro, got)
+	}
+	return h, nil
 }

@@ -1,0 +1,5 @@
+package tlsclients
+
+import "runtime"
+
+func goVersion() string { return runtime.Version() }

@@ -1,0 +1,144 @@
+// Command collect makes tlsprint's table of TLS stacks (stacks.tsv).
+//
+//	go run ./tlsprint/internal/collect -observe   # drive this machine's clients, write testdata/observed.tsv
+//	go run ./tlsprint/internal/collect            # write ../../stacks.tsv from testdata/*.tsv
+//
+// -observe runs an HTTPS server on loopback (HTTP/1.1 and HTTP/2 over TCP,
+// HTTP/3 over QUIC on the same port) that records every ClientHello, and
+// drives each real client installed here (internal/tlsclients: Chromium,
+// Firefox ESR, curl, wget, gnutls-cli, Python's urllib, requests, httpx and
+// aiohttp, Scrapy, Node, Java, Go), each twice on new connections so that
+// resumed sessions show too. Run it in a network namespace of its own
+// (unshare -n), where the browsers reach nothing else.
+//
+// The table is then made from what was observed and from public data for
+// what cannot run here, each kept in testdata with its source:
+// curl-impersonate.tsv (the ClientHellos of Chrome, Edge, Firefox and
+// Safari in lwthiker/curl-impersonate's tests/signatures, converted by
+// curlimpersonate.py) and foxio.tsv (rows of FoxIO's ja4plus-mapping.csv).
+// Every row keeps its sources; a browser engine also gets a row for each
+// cipher set (more than 3 ciphers) that only it sends, so that its next
+// release is still known. TestGenerated checks that stacks.tsv is what
+// this makes of the committed inputs.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/robotsguard/robotsguard/internal/tlsclients"
+	"github.com/robotsguard/robotsguard/tlsprint"
+)
+
+func main() {
+	observe := flag.Bool("observe", false, "drive the clients installed here and write testdata/observed.tsv")
+	dir := flag.String("dir", "tlsprint/internal/collect", "the directory of this command (its testdata)")
+	flag.Parse()
+	if *observe {
+		if err := observeClients(filepath.Join(*dir, "testdata", "observed.tsv")); err != nil {
+			log.Fatal(err)
+		}
+	}
+	table, err := generate(filepath.Join(*dir, "testdata"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(*dir, "..", "..", "stacks.tsv"), []byte(table), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// hello is one recorded ClientHello.
+type hello struct{ client, transport, ja4, raw string }
+
+// observeClients drives every available client and writes what each sent.
+func observeClients(out string) error {
+	tmp, err := os.MkdirTemp("", "tlsprint-collect")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	ca, err := tlsclients.NewCA(tmp)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	var label string
+	var seen []hello
+	cfg := ca.TLSConfig()
+	cfg.NextProtos = []string{"h2", "http/1.1"}
+	cfg.GetConfigForClient = func(info *tls.ClientHelloInfo) (*tls.Config, error) {
+		h := tlsprint.FromClientHello(info)
+		t := "tcp"
+		if h.QUIC {
+			t = "quic"
+		}
+		mu.Lock()
+		seen = append(seen, hello{label, t, h.JA4(), h.Raw(true)})
+		mu.Unlock()
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<!doctype html><title>tlsprint</title><p>hello")
+	})
+	srv := &http.Server{Handler: handler, TLSConfig: cfg}
+	go srv.ServeTLS(ln, "", "")
+	defer srv.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	udp, err := net.ListenPacket("udp", fmt.Sprintf(":%d", port)) // localhost may be ::1 first
+	if err != nil {
+		return err
+	}
+	h3 := &http3.Server{Handler: handler, TLSConfig: http3.ConfigureTLSConfig(cfg)}
+	go h3.Serve(udp)
+	defer h3.Close()
+	url := fmt.Sprintf("https://localhost:%d/", port)
+	var versions = map[string]string{}
+	ctx := context.Background()
+	for _, c := range tlsclients.Clients {
+		if !c.Available() {
+			log.Printf("%s: not installed, skipped", c.Name)
+			continue
+		}
+		versions[c.Name] = c.Version(ctx)
+		for _, q := range []bool{false, true} {
+			if q && !c.H3 {
+				continue
+			}
+			mu.Lock()
+			label = c.Name
+			mu.Unlock()
+			d, _ := os.MkdirTemp(tmp, c.Name)
+			if err := c.Run(ctx, ca, d, url, "tlsprint-collect/1.0", q); err != nil {
+				log.Printf("%s (h3 %v): %v", c.Name, q, err)
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("# ClientHellos of the real clients of this machine, by go run ./tlsprint/internal/collect -observe\n# client\tversion\ttransport\tJA4\tJA4_ro\n")
+	done := map[hello]bool{}
+	for _, h := range seen {
+		if h.client == "" || done[h] {
+			continue
+		}
+		done[h] = true
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", h.client, versions[h.client], h.transport, h.ja4, h.raw)
+	}
+	return os.WriteFile(out, []byte(b.String()), 0o644)
+}
