@@ -69,15 +69,16 @@ func (m *matcher) beats(a, b int32) bool {
 	return a < b
 }
 
-// Trying the wildcard rules in turn costs about the target's length per
-// rule (each piece is looked for with strings.Index); the automaton costs a
-// fixed set-up (its scratch space from a pool) plus a few nanoseconds per
-// byte. directBudget is the product of rules and bytes (each rule counted
-// directRuleCost bytes longer) up to which the former is cheaper, measured
-// by BenchmarkWildChoice; above it the automaton bounds the cost.
+// Trying the wildcard rules in turn costs each rule a fixed overhead plus
+// about the target's length (each piece is looked for with strings.Index);
+// the automaton costs a fixed set-up (scratch space, two scans) plus a few
+// nanoseconds per byte. directBudget is the product of rules and bytes
+// (each rule counted directRuleCost bytes longer) up to which the former is
+// cheaper, measured by BenchmarkWildChoice and BenchmarkMatchWildcards;
+// above it the automaton bounds the cost.
 const (
 	directBudget   = 4096
-	directRuleCost = 16
+	directRuleCost = 64
 )
 
 // buildMatcher compiles the rules for which include (nil: all) is true.
