@@ -69,7 +69,8 @@ func liveView(only string, now time.Time) review.View {
 			blocked = s.store.Blocked(now)
 		}
 		for _, b := range blocked {
-			zv.Blocked = append(zv.Blocked, review.BlockedClient{IP: b.IP, Token: b.Token, Until: b.Until.UTC(), Offenses: b.Offenses, ReadRobots: b.ReadRobots, DryRun: b.DryRun})
+			zv.Blocked = append(zv.Blocked, review.BlockedClient{IP: b.IP, Token: b.Token, Until: b.Until.UTC(), Reason: b.Reason.String(),
+				Offenses: b.Offenses, ReadRobots: b.ReadRobots, DryRun: b.DryRun})
 		}
 		v.Zones = append(v.Zones, zv)
 	})

@@ -21,12 +21,15 @@ func reviewCommand(env *Caddy) *cobra.Command {
 		Short: "Opens the review page of a running Caddy's robots_guard in a browser",
 		Long: `
 Serves the review page of a running Caddy on a loopback address and prints
-its URL: per bot its class, verification, allowed, refused, throttled and
-blocked requests, whether it read robots.txt and ignored it, the rules it
-broke (each linked to its line in the robots.txt version it was judged
-against) and its top paths; a per-minute chart of the last 24 hours;
-filters by zone and class; the blocked clients, each with an Unblock
-button.
+its URL: per bot its class, verification (impostors claiming a bot in a
+row of their own), allowed, refused, throttled and blocked requests, its
+own robots.txt reads and, when it broke a rule after its address read
+robots.txt ("read robots.txt, ignored it"), when the address read it; the
+rules it broke (each linked to its line in the latest robots.txt version
+it was judged against, the same rule under several versions listed once)
+and its top paths; a per-minute chart over the last hour, 6 or 24 hours,
+fitted to the span of the data it has; filters by zone and class; the
+blocked clients, each with why it is blocked and an Unblock button.
 
 The page and its data come from the admin API's /robots_guard/ endpoints.
 A browser cannot open those itself (Caddy's admin API refuses a

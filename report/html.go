@@ -58,8 +58,12 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 		texts[VersionID(t)] = t
 	}
 	zones := map[string]*review.Stats{}
+	blocks := map[string]map[string]review.BlockedClient{} // zone, client IP
 	_, err = ReadFiles(files, nil, f, func(e *Entry) {
 		zone := cmp.Or(e.Zone, "default")
+		if e.BlockedUntil != nil && !e.BlockedUntil.IsZero() {
+			noteBlock(blocks, zone, e)
+		}
 		s := zones[zone]
 		if s == nil {
 			s = review.New(review.Options{Step: step, Slots: 1440, MaxBots: 1 << 20})
@@ -79,6 +83,7 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 	for _, name := range slices.Sorted(maps.Keys(zones)) {
 		zv := zones[name].View(name, to)
 		zv.Since = from
+		zv.Blocked = blockedAt(blocks[name], to)
 		for i := range zv.Versions {
 			if t, ok := texts[zv.Versions[i].ID]; ok {
 				zv.Versions[i].Text = string(t)
@@ -101,6 +106,35 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 		v.Notes = append(v.Notes, Plural(lines.Filtered, "log entry")+" left out by the filters.")
 	}
 	return v, nil
+}
+
+// noteBlock keeps, per zone and client IP, the latest block a decision
+// logged: its end, its reason and the token of the request.
+func noteBlock(blocks map[string]map[string]review.BlockedClient, zone string, e *Entry) {
+	m := blocks[zone]
+	if m == nil {
+		m = map[string]review.BlockedClient{}
+		blocks[zone] = m
+	}
+	if b, ok := m[e.ClientIP]; ok && !e.BlockedUntil.After(b.Until) {
+		return
+	}
+	b := review.BlockedClient{IP: e.ClientIP, Token: e.Token(), Until: e.BlockedUntil.UTC(), Reason: cmp.Or(e.BlockReason, "unknown"), DryRun: e.DryRun}
+	if b.Reason == "trap" {
+		b.Token = "" // a trap blocks the whole address
+	}
+	m[e.ClientIP] = b
+}
+
+// blockedAt lists the blocks still in force at end, by IP.
+func blockedAt(m map[string]review.BlockedClient, end time.Time) []review.BlockedClient {
+	out := []review.BlockedClient{}
+	for _, ip := range slices.Sorted(maps.Keys(m)) {
+		if m[ip].Until.After(end) {
+			out = append(out, m[ip])
+		}
+	}
+	return out
 }
 
 // Event turns a decision entry into a review event.

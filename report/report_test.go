@@ -550,3 +550,38 @@ func TestReadThenIgnoredAgrees(t *testing.T) {
 		t.Errorf("text report lacks %q:\n%s", want, text.String())
 	}
 }
+
+// TestViewBlocked: a report --html page lists the blocks the logged
+// decisions show in force at the end of the logs, each with what made it
+// (block_reason), the latest per client IP; a block that ended before
+// the logs do is left out.
+func TestViewBlocked(t *testing.T) {
+	base := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	block := func(at, until time.Duration, ip, token, reason, why string) Entry {
+		u := Time{base.Add(until)}
+		return Entry{TS: Time{base.Add(at)}, Level: "info", Logger: LoggerName, Msg: "request refused", ClientIP: ip, Class: "bot", Tokens: []string{token},
+			URI: "/x", Action: "deny", Reason: reason, BlockedUntil: &u, BlockReason: why}
+	}
+	es := []Entry{
+		block(0, time.Minute, "192.0.2.1", "oldbot", "trap", "trap"), // over before the logs end
+		block(0, time.Hour, "192.0.2.2", "", "trap", "trap"),
+		block(time.Minute, time.Hour, "192.0.2.3", "speedybot", "disallowed", "disallowed"),
+		block(2*time.Minute, time.Hour, "192.0.2.3", "speedybot", "blocked_client", "disallowed"),
+		block(3*time.Minute, 2*time.Hour, "192.0.2.4", "gptbot", "blocked_class", ""), // a log written before block_reason
+	}
+	name := filepath.Join(t.TempDir(), "robots_guard.log")
+	if err := os.WriteFile(name, logLines(t, es...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err := View([]string{name}, &Filter{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range v.Zones[0].Blocked {
+		got = append(got, fmt.Sprintf("%s %s %s %s", b.IP, b.Token, b.Reason, b.Until.Sub(base)))
+	}
+	if want := "[192.0.2.2  trap 1h0m0s 192.0.2.3 speedybot disallowed 1h0m0s 192.0.2.4 gptbot unknown 2h0m0s]"; fmt.Sprint(got) != want {
+		t.Errorf("blocked:\n got %v\nwant %s", got, want)
+	}
+}

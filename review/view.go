@@ -53,19 +53,26 @@ type ZoneView struct {
 	// Versions are the robots.txt versions that violations were judged
 	// against, oldest first.
 	Versions []VersionView `json:"versions"`
-	// Blocked are the clients blocked now (live only; filled by the
-	// caller, which holds the zone's store).
+	// Blocked are the clients blocked now: live, the zone's store's list
+	// (filled by the caller, which holds the store); in a report --html
+	// page, the blocks the logged decisions show in force at the end of
+	// the logs.
 	Blocked []BlockedClient `json:"blocked,omitempty"`
 }
 
 // BlockedClient is one client blocked now.
 type BlockedClient struct {
-	IP         string    `json:"ip"`
-	Token      string    `json:"token,omitempty"`
-	Until      time.Time `json:"until"`
-	Offenses   int       `json:"offenses"`
-	ReadRobots bool      `json:"read_robots,omitempty"`
-	DryRun     bool      `json:"dry_run,omitempty"`
+	IP    string    `json:"ip"`
+	Token string    `json:"token,omitempty"`
+	Until time.Time `json:"until"`
+	// Reason is what made the block (enforce.BlockReason: "trap",
+	// "disallowed", "rate", "class", "invalid", "bad_agent", "impostor",
+	// "unknown").
+	Reason string `json:"reason,omitempty"`
+	// Offenses and ReadRobots are known live only.
+	Offenses   int  `json:"offenses,omitempty"`
+	ReadRobots bool `json:"read_robots,omitempty"`
+	DryRun     bool `json:"dry_run,omitempty"`
 }
 
 // BotView is one row of the bots table.

@@ -36,6 +36,10 @@ const pageRowsJS = `[...document.querySelectorAll('#bots tbody tr')].map(tr => {
     blocked: c[7].textContent, violations: c[8].textContent, ignored: tr.classList.contains('ignored'), robots: c[9].textContent, rules: c[10].textContent};
 })`
 
+// blockedJS reads the blocked clients' list: IP, reason, and the reason
+// as the page says it.
+const blockedJS = `[...document.querySelectorAll('#blocked tbody tr')].map(tr => tr.dataset.ip + ' ' + tr.querySelector('td.why').dataset.reason + ': ' + tr.querySelector('td.why').textContent)`
+
 // layoutJS measures whether the page fits its window: the page's width,
 // the bots table's against its box, and the right edge of its last
 // header cell.
@@ -144,6 +148,7 @@ func TestPagesAgree(t *testing.T) {
 	url := startReview(t, admin)
 	b.run(t, "live page", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
 	live := eval[[]pageRow](t, b, pageRowsJS)
+	liveBlocked := eval[[]string](t, b, blockedJS)
 	liveLayout := eval[pageLayout](t, b, layoutJS)
 	liveChart := eval[chartFit](t, b, chartFitJS)
 	b.screenshot(t, "review-page.png")
@@ -163,6 +168,7 @@ func TestPagesAgree(t *testing.T) {
 	}
 	b.run(t, "report page", chromedp.Navigate("file://"+html), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
 	logs := eval[[]pageRow](t, b, pageRowsJS)
+	logsBlocked := eval[[]string](t, b, blockedJS)
 	logsLayout := eval[pageLayout](t, b, layoutJS)
 	logsChart := eval[chartFit](t, b, chartFitJS)
 	b.screenshot(t, "report-html.png")
@@ -226,6 +232,11 @@ func TestPagesAgree(t *testing.T) {
 		check("(browser)", func(r pageRow) bool {
 			return r.Allowed == "4" && r.Blocked == "2" && strings.Contains(r.Rules, "Disallow: /private-archive/ (trap: added to the served robots.txt)")
 		}, "4 allowed, 2 blocked, the trap's rule")
+	}
+
+	// Every block with its reason, on both pages: the trapped browser.
+	if fmt.Sprint(liveBlocked) != "[192.0.2.66 trap: trap: fetched a trap path]" || fmt.Sprint(logsBlocked) != fmt.Sprint(liveBlocked) {
+		t.Errorf("blocked clients: live %q, report --html %q, want 192.0.2.66 for its trap on both", liveBlocked, logsBlocked)
 	}
 
 	for name, c := range map[string]chartFit{"live page": liveChart, "report --html": logsChart} {

@@ -229,16 +229,36 @@
     history.replaceState(null, "", `#robots-${z.zone}-${id}-L${line}`);
   }
 
+  // What made a block, in words (enforce.BlockReason's names).
+  const blockWhy = {
+    trap: "trap: fetched a trap path",
+    disallowed: "strikes: disallowed paths",
+    rate: "strikes: kept on through Retry-After",
+    class: "block_class: its class is shut out",
+    invalid: "strikes: unreadable request targets",
+    bad_agent: "a known abusive User-Agent",
+    impostor: "impostor: failed the verification of the bot it claims",
+    unknown: "unknown (blocked before blocks kept their reason)",
+  };
+
   function renderBlocked(zs) {
-    if (!live) return;
+    // Live: the store's blocks, with Unblock. From logs: the blocks the
+    // logged decisions show in force at the end of the logs.
+    if (!live && !zs.some((z) => (z.blocked || []).length)) return;
     $("blocked-section").hidden = false;
+    $("blocked-hint").hidden = live;
+    $("blocked-hint").textContent = live ? "" : "Blocks in force at the end of the logs, as the decisions logged them; the token is that of the refused request. A running Caddy may have lifted or added blocks since.";
     const rows = [];
     for (const z of zs)
       for (const b of z.blocked || []) {
-        const btn = el("button", { type: "button", "data-ip": b.ip }, "Unblock");
-        btn.addEventListener("click", () => unblock(z.zone, b.ip, btn));
-        rows.push(el("tr", { "data-ip": b.ip }, el("td", {}, z.zone), el("td", {}, el("code", {}, b.ip)), el("td", {}, b.token || "(whole IP)"),
-          el("td", {}, fmtTime(b.until) + (b.dry_run ? " (dry run)" : "")), el("td", { class: "num" }, b.offenses), el("td", {}, b.read_robots ? "yes" : "no"), el("td", {}, btn)));
+        let btn = "";
+        if (live) {
+          btn = el("button", { type: "button", "data-ip": b.ip }, "Unblock");
+          btn.addEventListener("click", () => unblock(z.zone, b.ip, btn));
+        }
+        const why = el("td", { class: "why", "data-reason": b.reason || "" }, b.reason ? blockWhy[b.reason] || b.reason : "");
+        rows.push(el("tr", { "data-ip": b.ip }, el("td", {}, z.zone), el("td", {}, el("code", {}, b.ip)), el("td", {}, b.token || (live || b.reason === "trap" ? "(whole IP)" : "")), why,
+          el("td", {}, fmtTime(b.until) + (b.dry_run ? " (dry run)" : "")), el("td", { class: "num" }, live ? b.offenses : ""), el("td", {}, live ? (b.read_robots ? "yes" : "no") : ""), el("td", {}, btn)));
       }
     document.querySelector("#blocked tbody").replaceChildren(...rows);
     $("blocked-empty").hidden = rows.length > 0;
