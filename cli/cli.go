@@ -131,9 +131,16 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-// runE adapts a command function to cobra, exiting with its status.
+// runE adapts a command function to cobra, exiting with its status; the
+// command's output and errors are escaped (see [Escape]).
 func runE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		// What comes from the Internet is shown, never acted on.
+		out, errs := terminal(cmd.OutOrStdout()), terminal(cmd.ErrOrStderr())
+		cmd.SetOut(out)
+		cmd.SetErr(errs)
+		defer out.flush()
+		defer errs.flush()
 		err := f(cmd, args)
 		var ee exitError
 		if errors.As(err, &ee) {
