@@ -32,7 +32,9 @@ func TestReportEscapesControls(t *testing.T) {
 		c.Close()
 		t.Logf("%q: %s", target, strings.TrimSpace(line))
 	}
-	raw := func(out []byte) bool { return bytes.Contains(out, []byte("\xc2\x9b")) || bytes.Contains(out, []byte("\x1b")) }
+	raw := func(out []byte) bool {
+		return bytes.Contains(out, []byte("\xc2\x9b")) || bytes.Contains(out, []byte("\x1b"))
+	}
 	log := readLog(t, s)
 	if !strings.Contains(log, "\u009b") && !strings.Contains(log, `\u009b`) {
 		t.Fatalf("the target with U+009B was not logged:\n%s", log)
