@@ -336,3 +336,10 @@ func trustNSS(ctx context.Context, ca *CA, db string) error {
 func (c *CA) TLSConfig() *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{c.Cert}}
 }
+
+// TLSClientConfig returns a client configuration that trusts the CA.
+func (c *CA) TLSClientConfig() *tls.Config {
+	pool := x509.NewCertPool()
+	pool.AddCert(mustParse(c.Cert.Certificate[1]))
+	return &tls.Config{RootCAs: pool}
+}

@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/robotsguard/robotsguard/internal/tlsclients"
+	"github.com/robotsguard/robotsguard/tlsprint"
+)
+
+// startTLS runs the real binary with one HTTPS site (h1, h2, h3) on
+// 127.0.0.1 and ::1, its certificate from a test CA, every decision
+// logged; it returns the site's URL and the decision log's path.
+func startTLS(t *testing.T, ca *tlsclients.CA, guard string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePort(t)
+	robots := filepath.Join(dir, "robots.txt")
+	if err := os.WriteFile(robots, []byte("User-agent: *\nAllow: /\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	decisions := filepath.Join(dir, "robots_guard.log")
+	cfg := fmt.Sprintf(`{
+	admin off
+	auto_https off
+	servers {
+		protocols h1 h2 h3
+	}
+	log robots_guard {
+		output file %s
+		format json
+		include http.handlers.robots_guard
+	}
+}
+https://localhost:%d {
+	bind 127.0.0.1 [::1]
+	tls %s %s
+	robots_guard {
+		robots %s
+		verify off
+		log_allowed 1
+		log_repeats 0
+		%s
+	}
+	respond "<!doctype html><title>ja4</title><p>hello" 200
+}
+`, decisions, port, ca.CertFile, ca.KeyFile, robots, guard)
+	cfgPath := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	cmd := exec.Command(caddyBin, "run", "--config", cfgPath, "--adapter", "caddyfile")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("caddy output:\n%s", out.String())
+		}
+	})
+	url := fmt.Sprintf("https://localhost:%d/", port)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: ca.TLSClientConfig()}, Timeout: 2 * time.Second}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("caddy did not start: %v\n%s", err, out.String())
+		}
+	}
+	return url, decisions
+}
+
+// TestJA4Clients: every real client of the fingerprint table (curl, wget,
+// gnutls-cli, Python's urllib, requests, httpx and aiohttp, Scrapy, Node,
+// Java, Go, Chromium and Firefox ESR) fetches pages from the real binary
+// over real TLS, and the JA4 that robots_guard logs for its requests is
+// known by the table as its own stack: each library as its library, the
+// browsers as browser engines, over HTTP/2 and, for Chromium, HTTP/3.
+func TestJA4Clients(t *testing.T) {
+	need(t)
+	ca, err := tlsclients.NewCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, decisions := startTLS(t, ca, "burst 1000")
+	type run struct {
+		c  *tlsclients.Client
+		h3 bool
+		ua string
+	}
+	var runs []run
+	for _, c := range tlsclients.Clients {
+		if !c.Available() {
+			t.Logf("%s is not installed: not tried", c.Name)
+			continue
+		}
+		runs = append(runs, run{c, false, "ja4-e2e/" + c.Name})
+		if c.H3 {
+			runs = append(runs, run{c, true, "ja4-e2e/" + c.Name + "-h3"})
+		}
+	}
+	for _, r := range runs {
+		if err := r.c.Run(context.Background(), ca, t.TempDir(), url, r.ua, r.h3); err != nil {
+			t.Errorf("%s: %v", r.ua, err)
+		}
+	}
+	logged := map[string]map[string]string{} // User-Agent -> JA4 -> protocol
+	data, err := os.ReadFile(decisions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		var e struct {
+			UA  string `json:"user_agent"`
+			JA4 string `json:"ja4"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && strings.HasPrefix(e.UA, "ja4-e2e/") {
+			if logged[e.UA] == nil {
+				logged[e.UA] = map[string]string{}
+			}
+			logged[e.UA][e.JA4] = ""
+		}
+	}
+	caught, browsers := 0, 0
+	for _, r := range runs {
+		seen := logged[r.ua]
+		if len(seen) == 0 {
+			t.Errorf("%s: no request logged", r.ua)
+			continue
+		}
+		for ja4 := range seen {
+			s := tlsprint.Lookup(ja4)
+			switch {
+			case ja4 == "":
+				t.Errorf("%s: a request without a JA4", r.ua)
+			case r.h3 && ja4[0] != 'q':
+				t.Errorf("%s: JA4 %s, want a QUIC one (q…)", r.ua, ja4)
+			case !s.Known || s.Family != r.c.Family || s.Browser != r.c.Browser:
+				t.Errorf("%s: JA4 %s is %+v, want %s (browser %v)", r.ua, ja4, s, r.c.Family, r.c.Browser)
+			default:
+				t.Logf("%s: %s, %s", r.ua, ja4, s.Family)
+				continue
+			}
+		}
+		if r.c.Browser {
+			browsers++
+		} else {
+			caught++
+		}
+	}
+	t.Logf("%d library runs recognised as their library, %d browser runs as their engine", caught, browsers)
+}
