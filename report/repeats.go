@@ -33,7 +33,9 @@ const repeatClosed = math.MinInt64 / 2
 // repeatKey is what makes two decisions "like" each other: the client
 // (address prefix, as the engine tracks it, product token and class), the
 // action, the reason and, where it decided, the rule. A different reason or
-// rule is a new kind of violation and is logged at once.
+// rule is a new kind of violation and is logged at once. A blocked
+// client's refusals (and trap hits once blocked) leave the token and class
+// out: a blocked address that rotates its User-Agent is one group.
 type repeatKey struct {
 	prefix netip.Prefix
 	token  string

@@ -142,6 +142,11 @@ func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, 
 		if !incidentalRule(d.Reason) {
 			key.rule = d.Rule
 		}
+		if d.Reason == enforce.ReasonBlockedClient || d.Reason == enforce.ReasonTrap && !d.BlockedUntil.IsZero() {
+			// Once blocked, a client is folded by its address: rotating
+			// User-Agents (product tokens, classes) buys no lines.
+			key.token, key.class = "", 0
+		}
 		hash = rl.hash(&key)
 		if rl.count(&key, hash) {
 			return
