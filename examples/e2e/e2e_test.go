@@ -70,6 +70,7 @@ type server struct {
 	robots    string // path of the site's robots.txt
 	moduleLog string
 	output    *syncBuffer // Caddy's stdout and stderr: its main log
+	pid       int         // Caddy's process
 }
 
 // syncBuffer is a bytes.Buffer that Caddy's output can be written to while
@@ -212,6 +213,7 @@ func start(t *testing.T, o options) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	s.pid = cmd.Process.Pid
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
