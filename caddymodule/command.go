@@ -107,8 +107,8 @@ func (s siteHandler) Prepare(now func() time.Time) error {
 	return err
 }
 
-func (s siteHandler) Classify(ua string) uaclass.Result { return s.h.classifier.Classify(ua) }
-func (s siteHandler) Additions(r *policy.Robots)        { s.h.additions(r) }
+func (s siteHandler) Classify(ua string) uaclass.Result       { return s.h.classifier.Classify(ua) }
+func (s siteHandler) Additions(r *policy.Robots) policy.Added { return s.h.additions(r) }
 
 func (s siteHandler) Decide(req *enforce.Request, p *policy.Policy, raw, scheme string) (enforce.Decision, string, error) {
 	v, err := s.h.decide(req, p, raw, scheme)

@@ -53,7 +53,10 @@ type Handler struct {
 	// means no rules, and a 5xx, a timeout or a connection error keep the
 	// last good rules and are retried with backoff (RFC 9309 section
 	// 2.3.1). Only the first 500 KiB count (RFC 9309 section 2.5).
-	// Default: none, no rules.
+	// Default: the site's own robots.txt, what the handler after
+	// robots_guard (file_server, reverse_proxy, an application) answers
+	// for GET /robots.txt, asked in process at the first request and every
+	// RobotsRefresh, and read as a URL is (a 4xx: none, no rules).
 	Robots string `json:"robots,omitempty"`
 
 	// RobotsOptional lets the Robots file be missing when the config
@@ -78,7 +81,8 @@ type Handler struct {
 
 	// RobotsRefresh is how often a Robots URL is fetched again, at least
 	// 1s. After a failed fetch the next comes sooner, from 1s doubling up
-	// to this interval. Only with a Robots URL. Default: 1m.
+	// to this interval. Only with a Robots URL or none (the site's own).
+	// Default: 1m.
 	RobotsRefresh caddy.Duration `json:"robots_refresh,omitempty"`
 
 	// ServeRobots makes the handler answer GET and HEAD /robots.txt itself
@@ -358,6 +362,7 @@ type Handler struct {
 	tarpit                     *enforce.Holder // nil without a tarpit
 	refusals                   *enforce.Refusals
 	cancel                     func()
+	next                       *nextRobots // the site's own robots.txt's fetches, without a robots option
 }
 
 // VerifyConfig configures bot verification.
@@ -456,9 +461,17 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		key := carriedShare(source.Key(h.Robots, h.RobotsHost, h.RobotsHeaders))
 		h.source = source.NewRemote(set.fetcher, time.Duration(h.RobotsRefresh), key, h.sourceOptions())
 		h.source.Start(watchCtx)
+	} else if h.Robots == "" {
+		// The site's own robots.txt, fetched once a request has come in
+		// (next.go).
+		h.next = &nextRobots{start: func() { h.source.Run(watchCtx, true) }}
+		h.source = source.NewOwn(h.next, time.Duration(h.RobotsRefresh), h.sourceOptions())
 	} else {
 		h.source = source.New(h.Robots, h.sourceOptions())
 		h.source.Load()
+		if cs := h.source.Snapshot().Contradictions; len(cs) > 0 {
+			return source.Contradicted(h.Robots, cs)
+		}
 		if h.Robots != "" {
 			if err := h.source.Watch(watchCtx); err != nil {
 				h.opsLogger.Warn("watching the robots.txt folder failed; changes are picked up by polling, and the watch is tried again", zap.String("file", h.Robots), zap.Error(err))
@@ -483,26 +496,11 @@ func (opsLog) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{ID: caddy.ModuleID(report.OpsLoggerName)}
 }
 
-// additions returns the served robots.txt's additions to the site's file:
-// a "Disallow: /" group for the known tokens of each blocked class or part
-// of class ai (uaclass.Classifier.Shutout, whose Note says what it covers),
-// the trap paths for every agent, and the configured sitemaps.
-func (h *Handler) additions(r *policy.Robots) {
-	for _, name := range h.BlockClasses {
-		if s := h.classifier.Shutout(name); len(s.Tokens) > 0 {
-			r.AddGroup(s.Tokens, policy.Rule{Pattern: "/"})
-		}
-	}
-	if len(h.Traps) > 0 {
-		rules := make([]policy.Rule, len(h.Traps))
-		for i, t := range h.Traps {
-			rules[i] = policy.Rule{Pattern: t}
-		}
-		r.AddRulesToAll(rules...)
-	}
-	for _, s := range h.Sitemaps {
-		r.AddSitemap(s)
-	}
+// additions returns what the served robots.txt adds to the site's file
+// owner (source.Added): the blocked classes' groups, the traps, the
+// sitemaps.
+func (h *Handler) additions(owner *policy.Robots) policy.Added {
+	return source.Added(owner, h.classifier, h.BlockClasses, h.Traps, h.Sitemaps)
 }
 
 // Validate has nothing left to check: Caddy validates after provisioning,
@@ -561,6 +559,9 @@ func (h *Handler) sweep(ctx context.Context) {
 // ServeHTTP classifies the request, decides, and serves, refuses or passes
 // it on.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if h.next != nil { // the site's own robots.txt: fetched once a request has come in, then kept fresh
+		h.next.reached(next, r)
+	}
 	snap := h.source.Snapshot()
 	ua := r.Header.Get("User-Agent")
 	req := enforce.Request{

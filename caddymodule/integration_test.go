@@ -177,7 +177,12 @@ func TestIntegrationServedRobots(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); ct != "text/plain; charset=utf-8" {
 		t.Errorf("Content-Type = %q", ct)
 	}
-	for _, want := range []string{"User-agent: roguebot\nDisallow: /\nDisallow: /trap/\n", "Allow: /private/press/\nDisallow: /trap/\n", "User-agent: emailsiphon\n", "Sitemap: https://example.com/sitemap.xml\n"} {
+	// The site's file as written, then the additions in groups of their
+	// own (issue 26).
+	if !strings.HasPrefix(body, siteRobots+"\n# Added by robots_guard") {
+		t.Errorf("served robots.txt does not start with the site's file and the added block:\n%s", body)
+	}
+	for _, want := range []string{"User-agent: *\nUser-agent: roguebot\nDisallow: /trap/\n", "User-agent: emailsiphon\n", "Sitemap: https://example.com/sitemap.xml\n"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("served robots.txt lacks %q:\n%s", want, body)
 		}

@@ -103,6 +103,9 @@ type Checker struct {
 	now  time.Time
 	last string
 	p    *policy.Policy
+	// owner is the number of the site's own lines in the served file;
+	// the lines after them are robots_guard's (policy.Serve).
+	owner int
 }
 
 // NewChecker prepares site and returns a Checker whose requests come from
@@ -125,9 +128,8 @@ func NewChecker(site Site, ip netip.Addr) (*Checker, error) {
 // robots.txt body, compiling it once per body.
 func (ck *Checker) Policy(robots []byte) *policy.Policy {
 	if ck.p == nil || string(robots) != ck.last {
-		served := policy.Parse(robots)
-		ck.site.Additions(served)
-		ck.p, ck.last = policy.Compile(served), string(robots)
+		served, owner := policy.Serve(robots, ck.site.Additions(policy.Parse(robots)))
+		ck.p, ck.last, ck.owner = policy.Compile(policy.Parse(served)), string(robots), owner
 	}
 	return ck.p
 }
@@ -146,6 +148,9 @@ type CheckResult struct {
 	Group  string `json:"group"`
 	Line   int    `json:"line"`
 	Rule   string `json:"rule,omitempty"`
+	// Added is set when the rule is one robots_guard appends to the
+	// site's file (a trap, a blocked class), after its own lines.
+	Added bool `json:"added,omitempty"`
 	// Canonical is the canonical URL by the file's QueryParam, Domain and
 	// IndexPage fields, when it has any.
 	Canonical string `json:"canonical,omitempty"`
@@ -248,7 +253,7 @@ func (ck *Checker) Check(robots []byte, ua, rawURL string) (CheckResult, error) 
 	}
 	out := CheckResult{URL: rawURL, Allowed: !d.Enforced(), Reason: string(d.Reason), Class: req.UA.Class.String(), Group: d.Group, Canonical: canonURL}
 	if d.Rule != nil {
-		out.Line, out.Rule = d.Rule.Line, d.Rule.String()
+		out.Line, out.Rule, out.Added = d.Rule.Line, d.Rule.String(), d.Rule.Line > ck.owner
 	}
 	if d.FeedOnly() {
 		out.Reason = string(enforce.ReasonFeed)
@@ -347,7 +352,7 @@ func (r *CheckResult) reasons() []string {
 	}
 	why = append(why, "group "+group)
 	switch {
-	case r.Rule != "" && r.Line == 0:
+	case r.Rule != "" && (r.Line == 0 || r.Added):
 		why = append(why, "added to the served robots.txt: "+r.Rule)
 	case r.Rule != "":
 		why = append(why, fmt.Sprintf("line %d: %s", r.Line, r.Rule))

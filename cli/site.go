@@ -42,9 +42,10 @@ type Site interface {
 	Prepare(now func() time.Time) error
 	// Classify classifies a User-Agent with the site's bot entries.
 	Classify(ua string) uaclass.Result
-	// Additions adds to the site's robots.txt what the handler adds to the
-	// file it serves (blocked classes, traps, sitemaps).
-	Additions(r *policy.Robots)
+	// Additions returns what the handler appends to the site's robots.txt
+	// owner in the file it serves (blocked classes, traps, sitemaps; see
+	// policy.Serve).
+	Additions(owner *policy.Robots) policy.Added
 	// Decide reads the request target raw and decides on req as the
 	// handler does, under p. It returns the decision and the canonical
 	// URL, if any; it fails only for a target the handler answers 400.

@@ -23,10 +23,10 @@ func (s rawSite) Bots() []uaclass.Bot                    { return nil }
 func (s rawSite) Ranges(context.Context) (map[string][]*uaclass.RangeList, []string, error) {
 	return nil, nil, nil
 }
-func (s rawSite) BlockClasses() []string         { return nil }
-func (s rawSite) Prepare(func() time.Time) error { return nil }
-func (s rawSite) Classify(string) uaclass.Result { return uaclass.Result{} }
-func (s rawSite) Additions(*policy.Robots)       {}
+func (s rawSite) BlockClasses() []string                { return nil }
+func (s rawSite) Prepare(func() time.Time) error        { return nil }
+func (s rawSite) Classify(string) uaclass.Result        { return uaclass.Result{} }
+func (s rawSite) Additions(*policy.Robots) policy.Added { return policy.Added{} }
 func (s rawSite) Decide(*enforce.Request, *policy.Policy, string, string) (enforce.Decision, string, error) {
 	return enforce.Decision{}, "", nil
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -250,6 +251,11 @@ func (r *Robots) Lint() []Diagnostic {
 	sort.SliceStable(ds, func(i, j int) bool { return ds[i].Line < ds[j].Line })
 	if r.binary {
 		ds = summariseBinary(ds)
+	}
+	if r.added > 0 {
+		// A served file: robots_guard's own lines are not the owner's to
+		// fix.
+		ds = slices.DeleteFunc(ds, func(d Diagnostic) bool { return d.Line >= r.added && d.Code != CodeTruncated })
 	}
 	return ds
 }

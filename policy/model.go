@@ -29,6 +29,9 @@ type Robots struct {
 	lost      *Lost
 	// binary is set for content that is binary data rather than text.
 	binary bool
+	// added is the line of the AddedHeading comment in a served file (0
+	// for none): the lines from there on are robots_guard's.
+	added int
 }
 
 // Group is one group of a robots.txt file: one or more User-agent lines and
@@ -203,6 +206,7 @@ func (r *Robots) Clone() *Robots {
 		truncated: r.truncated,
 		lost:      r.lost,
 		binary:    r.binary,
+		added:     r.added,
 	}
 	for i, g := range r.Groups {
 		c.Groups[i] = &Group{
@@ -215,6 +219,11 @@ func (r *Robots) Clone() *Robots {
 	}
 	return c
 }
+
+// OwnerLines returns the number of lines before [AddedHeading] in a served
+// file (the site's own, and a blank line), or 0 when the file has no added
+// block: every line is the owner's.
+func (r *Robots) OwnerLines() int { return max(r.added-1, 0) }
 
 // AddGroup appends a group for the given agent names with the given rules
 // and returns it. An agent name may be a product token or "*".

@@ -242,6 +242,9 @@ func (p *parser) line(num int, line string) {
 		line = line[:maxLineLen]
 	}
 	if i := strings.IndexByte(line, '#'); i >= 0 {
+		if p.r.added == 0 && strings.HasPrefix(line[i:], AddedHeading) && trimSpace(line[:i]) == "" {
+			p.r.added = num
+		}
 		line = line[:i]
 	}
 	line = trimSpace(line)

@@ -97,10 +97,21 @@ func NewRemote(f *upstream.Fetcher, refresh time.Duration, pool Pool, o Options)
 // ends. Without a carried robots.txt it waits up to FirstFetchWait for the
 // first fetch.
 func (s *Source) Start(ctx context.Context) {
-	seeded := s.seed()
+	s.Run(ctx, !s.seed())
+}
+
+// Seed is the first half of [Source.Start], for a source whose fetches can
+// begin only later (the site's own robots.txt, which the handler after
+// robots_guard answers once a request has come in): it installs the
+// carried robots.txt, or no rules, and reports whether it installed one.
+func (s *Source) Seed() bool { return s.seed() }
+
+// Run is the second half of [Source.Start]: it starts the refreshes until
+// ctx ends and, with wait, waits up to FirstFetchWait for the first fetch.
+func (s *Source) Run(ctx context.Context, wait bool) {
 	first := make(chan struct{})
 	go s.refreshLoop(ctx, first)
-	if seeded {
+	if !wait {
 		return
 	}
 	t := time.NewTimer(FirstFetchWait)

@@ -26,7 +26,7 @@ func newTestRemote(t *testing.T, o upstream.Options) (*Source, *observer.Observe
 		t.Fatal(err)
 	}
 	c := &testCounters{}
-	s := NewRemote(f, DefaultRefresh, nil, Options{Additions: func(*policy.Robots) {}, Logger: zap.New(core), Counters: c.counters()})
+	s := NewRemote(f, DefaultRefresh, nil, Options{Additions: func(*policy.Robots) policy.Added { return policy.Added{} }, Logger: zap.New(core), Counters: c.counters()})
 	testCountersOf.Store(s, c)
 	s.seed()
 	t.Cleanup(s.Close)

@@ -18,7 +18,7 @@ import (
 // a file, or an http(s) URL where the application serves its robots.txt,
 // with the options of its fetches.
 type Settings struct {
-	Robots  string            // a file or an http(s) URL; "": no rules
+	Robots  string            // a file or an http(s) URL; "": the site's own (see NewOwn)
 	Host    string            // the fetches' Host header (URL only)
 	Headers map[string]string // header fields of the fetches (URL only)
 	Refresh time.Duration     // how often the URL is fetched; 0: DefaultRefresh (URL only)
@@ -28,7 +28,8 @@ type Settings struct {
 }
 
 // Check checks s and returns, for a URL, the fetcher and the refresh
-// interval (with its default); for a file, nil and 0. Its errors are
+// interval (with its default); for the site's own robots.txt (Robots ""),
+// nil and the refresh interval; for a file, nil and 0. Its errors are
 // *field.Error with the configuration's paths: robots, robots_host,
 // robots_headers.<Field>, robots_refresh, robots_optional.
 //
@@ -50,12 +51,18 @@ func (s Settings) Check() (*upstream.Fetcher, time.Duration, error) {
 		for _, o := range []struct {
 			path string
 			set  bool
-		}{{"robots_host", s.Host != ""}, {headers, len(s.Headers) > 0}, {"robots_refresh", s.Refresh != 0}} {
+		}{{"robots_host", s.Host != ""}, {headers, len(s.Headers) > 0}, {"robots_refresh", s.Refresh != 0 && s.Robots != ""}} {
 			if o.set {
 				return nil, 0, field.Errorf(o.path, "only for a robots.txt read from a URL (robots http://... or https://...)")
 			}
 		}
-		return nil, 0, checkFile(s.Robots, s.Optional)
+		if s.Robots != "" {
+			return nil, 0, checkFile(s.Robots, s.Optional)
+		}
+	}
+	refresh, err := s.refresh()
+	if err != nil || s.Robots == "" {
+		return nil, refresh, err
 	}
 	if _, err := upstream.ParseURL(s.Robots); err != nil {
 		return nil, 0, field.Wrap("robots", err)
@@ -70,17 +77,22 @@ func (s Settings) Check() (*upstream.Fetcher, time.Duration, error) {
 			return nil, 0, field.Wrap("robots_headers."+name, err)
 		}
 	}
-	switch {
-	case s.Refresh == 0:
-		s.Refresh = DefaultRefresh
-	case s.Refresh < time.Second:
-		return nil, 0, field.Wrap("robots_refresh", fmt.Errorf("must be at least 1s, got %v", s.Refresh))
-	}
 	f, err := upstream.New(FetchOptions(s.Robots, s.Host, s.Headers))
 	if err != nil {
 		return nil, 0, field.Wrap("robots", err)
 	}
-	return f, s.Refresh, nil
+	return f, refresh, nil
+}
+
+// refresh returns the refresh interval, with its default.
+func (s Settings) refresh() (time.Duration, error) {
+	switch {
+	case s.Refresh == 0:
+		return DefaultRefresh, nil
+	case s.Refresh < time.Second:
+		return 0, field.Wrap("robots_refresh", fmt.Errorf("must be at least 1s, got %v", s.Refresh))
+	}
+	return s.Refresh, nil
 }
 
 // checkFile checks that the robots.txt file exists ("" names none), unless

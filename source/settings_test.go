@@ -22,8 +22,12 @@ func TestSettingsCheck(t *testing.T) {
 	if f, refresh, err := (Settings{Robots: file}).Check(); f != nil || refresh != 0 || err != nil {
 		t.Errorf("file: %v %v %v", f, refresh, err)
 	}
-	if f, refresh, err := (Settings{}).Check(); f != nil || refresh != 0 || err != nil {
+	// None: the site's own robots.txt, fetched every refresh.
+	if f, refresh, err := (Settings{}).Check(); f != nil || refresh != DefaultRefresh || err != nil {
 		t.Errorf("none: %v %v %v", f, refresh, err)
+	}
+	if _, refresh, err := (Settings{Refresh: 5 * time.Second}).Check(); refresh != 5*time.Second || err != nil {
+		t.Errorf("none, robots_refresh 5s: %v %v", refresh, err)
 	}
 	f, refresh, err := Settings{Robots: "http://127.0.0.1:3000/robots.txt", Host: "www.example.com", Headers: map[string]string{"X-Forwarded-Proto": "https"}}.Check()
 	if f == nil || refresh != DefaultRefresh || err != nil {
@@ -48,6 +52,7 @@ func TestSettingsCheck(t *testing.T) {
 		{"robots", Settings{Robots: dir, Optional: true}},
 		{"robots_optional", Settings{Optional: true}},
 		{"robots_optional", Settings{Robots: url, Optional: true}},
+		{"robots_refresh", Settings{Refresh: 10 * time.Millisecond}},
 	} {
 		_, _, err := tc.s.Check()
 		var fe *field.Error

@@ -22,7 +22,8 @@ import (
 type Source struct {
 	path      string
 	remote    *remote
-	additions func(*policy.Robots)
+	additions func(*policy.Robots) policy.Added
+	from      string // see Options.From
 	logger    *zap.Logger
 	counters  Counters
 	// settle is how long a changed file must stay unchanged before it is
@@ -58,13 +59,17 @@ type Source struct {
 
 // Options are what a Source needs besides where its robots.txt is.
 type Options struct {
-	// Additions adds the handler's own lines (traps, sitemaps, ...) to
-	// the robots.txt it serves and enforces.
-	Additions func(*policy.Robots)
+	// Additions returns the handler's own lines (traps, blocked classes,
+	// sitemaps) for the site's file, appended to it in the robots.txt it
+	// serves and enforces (policy.Serve).
+	Additions func(owner *policy.Robots) policy.Added
 	// Logger gets the reload messages (nil: none).
 	Logger *zap.Logger
 	// Counters record the loads and fetches.
 	Counters Counters
+	// From names where the robots.txt comes from in the logs, in place of
+	// its URL or file ("" for those).
+	From string
 }
 
 // DefaultSettle is how long a changed robots.txt must stay exactly the same
@@ -120,7 +125,7 @@ func New(path string, o Options) *Source {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
-	return &Source{path: path, additions: o.Additions, logger: o.Logger, counters: o.Counters, settle: DefaultSettle}
+	return &Source{path: path, additions: o.Additions, logger: o.Logger, counters: o.Counters, from: o.From, settle: DefaultSettle}
 }
 
 // Snapshot returns the rules in force. It never blocks: one atomic load,
@@ -251,6 +256,9 @@ func (s *Source) accept(data []byte, file fileStamp, modTime time.Time, prev *Sn
 
 // where names the source in logs: its file or its URL.
 func (s *Source) where() zap.Field {
+	if s.from != "" {
+		return zap.String("from", s.from)
+	}
 	if s.remote != nil {
 		return zap.String("url", s.remote.fetcher.URL())
 	}

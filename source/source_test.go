@@ -23,7 +23,7 @@ func newTestSource(t *testing.T, path string) (*Source, *observer.ObservedLogs) 
 	t.Helper()
 	core, logs := observer.New(zap.InfoLevel)
 	c := &testCounters{}
-	s := New(path, Options{Additions: func(*policy.Robots) {}, Logger: zap.New(core), Counters: c.counters()})
+	s := New(path, Options{Additions: func(*policy.Robots) policy.Added { return policy.Added{} }, Logger: zap.New(core), Counters: c.counters()})
 	testCountersOf.Store(s, c)
 	t.Cleanup(s.Close)
 	return s, logs

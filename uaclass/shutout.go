@@ -106,7 +106,8 @@ type Shutout struct {
 	// part of class ai ("ai-training", "ai-search", "ai-user").
 	Name string
 	// Tokens are the robots.txt tokens of the database entries it covers,
-	// extra entries included, in database order without repeats.
+	// extra entries included, in database order without repeats, those
+	// that are real product tokens only (see [Bot.RealToken]).
 	Tokens []string
 	// Note says in one sentence what it shuts out and what it spares,
 	// with examples from the database (bots whose purposes their
@@ -133,7 +134,7 @@ func (c *Classifier) Shutout(name string) Shutout {
 	var examples [4][]string // by part bit, for the note
 	for i := range c.index.bots {
 		b := &c.index.bots[i]
-		if b.Class != class || part != 0 && b.AIParts()&part == 0 || seen[b.Token] {
+		if b.Class != class || part != 0 && b.AIParts()&part == 0 || seen[b.Token] || !b.RealToken() {
 			continue
 		}
 		seen[b.Token] = true
@@ -166,4 +167,25 @@ func (c *Classifier) Shutout(name string) Shutout {
 		s.Note = "every client of class " + class.String() + " in the bot database"
 	}
 	return s
+}
+
+// RealToken reports whether the bot's token names the bot as a product
+// token in a robots.txt would: not an everyday word or a vendor's name
+// that other software calls itself too ("the" of "The Knowledge AI",
+// "spider", "operator", "cursor", "google" of "Google Web Preview"). A
+// group the served robots.txt adds names real tokens only; a bot without
+// one is held to the rules of the group it reads.
+func (b *Bot) RealToken() bool { return b.Token != "" && !everydayTokens[b.Token] }
+
+// everydayTokens are database tokens that are everyday words or vendors'
+// names: a crawler whose product token is one of them is not the bot the
+// entry means.
+var everydayTokens = map[string]bool{
+	"a": true, "an": true, "the": true, "do": true, "new": true, "let": true, "hello": true, "test": true,
+	"spider": true, "operator": true, "cursor": true, "code": true, "agent": true, "bot": true,
+	"crawler": true, "fetcher": true, "user": true, "web": true, "http": true, "https": true,
+	"fast": true, "bad": true, "better": true, "known": true, "online": true, "offline": true,
+	"content": true, "feed": true, "server": true, "current": true, "compatible": true,
+	"library": true, "download": true, "domain": true, "domains": true, "parse": true, "xml": true,
+	"ssl": true, "tls": true, "chrome": true, "google": true, "microsoft": true, "amazon": true, "yahoo": true,
 }

@@ -103,6 +103,8 @@ type options struct {
 	verify     string // the verify option; "" for "verify off"
 	backendCfg string // directives of the file_server backend before file_server, e.g. header
 	global     string // more global options, e.g. storage
+	ownRobots  bool   // no robots line: the guard reads the site's own robots.txt (issue 26)
+	noTrap     bool   // no trap line
 }
 
 func freePort(t *testing.T) int {
@@ -176,6 +178,13 @@ func start(t *testing.T, o options) *server {
 	if o.verify != "" {
 		verify = o.verify
 	}
+	robotsLine, trapLine := "robots "+s.robots, "trap /private-archive/"
+	if o.ownRobots {
+		robotsLine = ""
+	}
+	if o.noTrap {
+		trapLine = ""
+	}
 	cfg := fmt.Sprintf(`{
 	admin %s
 	auto_https off
@@ -189,8 +198,8 @@ func start(t *testing.T, o options) *server {
 :%d {
 	bind 127.0.0.1
 	robots_guard {
-		robots %s
-		trap /private-archive/
+		%s
+		%s
 		%s
 		%s
 	}
@@ -202,7 +211,7 @@ func start(t *testing.T, o options) *server {
 	%s
 	file_server
 }
-`, admin, s.moduleLog, servers, front, s.robots, verify, o.guard, handler, back, filepath.Join(dir, "site"), o.backendCfg)
+`, admin, s.moduleLog, servers, front, robotsLine, trapLine, verify, o.guard, handler, back, filepath.Join(dir, "site"), o.backendCfg)
 	cfgPath := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

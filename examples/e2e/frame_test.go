@@ -128,10 +128,13 @@ onload="document.title='loaded'" onerror="document.title='refused'">`, s.front)
 // "block_class ai" and the site's "User-agent: GPTBot" / "Allow: /",
 // GPTBot is served (the issue saw it blocked after seven requests), paced
 // by its class rate; ClaudeBot, which the site does not name, is shut out.
+// A robots file that says so is refused at load (TestContradictionRefused);
+// the site's own robots.txt, read at run time, is enforced as served, and
+// the log names both lines.
 func TestServedFileAllowsTrapAndClass(t *testing.T) {
 	need(t, "curl")
 	robots := "User-agent: *\nAllow: /trap-here/open/\nDisallow: /private/\n\nUser-agent: GPTBot\nAllow: /\n"
-	s := start(t, options{robots: robots, trustProxy: true, backend: "file_server",
+	s := start(t, options{robots: robots, ownRobots: true, trustProxy: true, backend: "file_server",
 		guard: "trap /trap-here/\n\t\tblock_class ai\n\t\trate ai 200ms\n\t\trate bot 100ms"})
 	for _, f := range []string{"trap-here/open/x.html", "trap-here/x.html"} {
 		p := filepath.Join(s.dir, "site", f)
@@ -143,6 +146,11 @@ func TestServedFileAllowsTrapAndClass(t *testing.T) {
 		}
 	}
 	_, _, served := curl(t, s.front, "/robots.txt", "curl/8")
+	for _, want := range []string{`"line":2,"rule":"Allow: /trap-here/open/"`, `"line":6,"rule":"Allow: /","agent":"gptbot"`} {
+		if !strings.Contains(s.output.String(), want) {
+			t.Errorf("the log does not name the contradiction %s", want)
+		}
+	}
 	// What the served file says, however it is laid out, as a polite
 	// crawler reads it.
 	file := filepath.Join(t.TempDir(), "served.txt")
