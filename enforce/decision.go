@@ -203,6 +203,10 @@ type Decision struct {
 	// stored because the store holds as many blocks as it may; the
 	// request itself is refused all the same.
 	BlockDropped bool
+	// Person marks a request of the browser class: a refusal of it that a
+	// block makes is answered with a page a person can read (see
+	// [Refusals.Refuse]).
+	Person bool
 	// DryRun marks a decision that is reported but not enforced.
 	DryRun bool
 	// UnlessFeed marks a decision for a feed reader's GET or HEAD of a

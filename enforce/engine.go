@@ -121,8 +121,8 @@ func New(cfg Config, store Store) (*Engine, error) {
 // is no feed (its strike, in [Engine.FeedOutcome]).
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
-	d := Decision{DryRun: e.cfg.DryRun}
 	ua := &req.UA
+	d := Decision{DryRun: e.cfg.DryRun, Person: ua.Class == uaclass.Browser}
 	if req.Evidence.Decisive() {
 		d.Evidence = req.Evidence.Evidence
 	}

@@ -161,6 +161,12 @@ func (t *Refusals) Refuse(hdr http.Header, d *Decision, p *policy.Policy) Refusa
 	if rf.Body != nil {
 		hdr["Content-Type"] = []string{"text/plain; charset=utf-8"}
 		hdr["X-Content-Type-Options"] = []string{"nosniff"}
+	} else if d.Person && rf.reason == ReasonBlockedClient {
+		// A person behind a block (or refused a trap) is told what
+		// happened, in a page, unless the site configured a body.
+		rf.Body = personPage(d, rf.Status, time.Now())
+		hdr["Content-Type"] = []string{"text/html; charset=utf-8"}
+		hdr["X-Content-Type-Options"] = []string{"nosniff"}
 	}
 	return rf
 }
