@@ -215,3 +215,15 @@ func (fakeConn) SetReadDeadline(time.Time) error { return nil }
 func (fakeConn) SetWriteDeadline(time.Time) error {
 	return nil
 }
+
+// BenchmarkRequestTLS: the fingerprint a request adds, 0 allocations.
+func BenchmarkRequestTLS(b *testing.B) {
+	h := &Handler{}
+	r := httptest.NewRequest("GET", "https://example.test/", nil)
+	r.RemoteAddr = "192.0.2.8:40000"
+	handshakes.Record(&tls.ClientHelloInfo{Conn: fakeConn{"192.0.2.8:40000"}, SupportedVersions: []uint16{tls.VersionTLS13}, CipherSuites: []uint16{tls.TLS_AES_128_GCM_SHA256}})
+	b.ReportAllocs()
+	for b.Loop() {
+		h.requestTLS(r)
+	}
+}
