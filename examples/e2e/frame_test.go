@@ -105,14 +105,23 @@ onload="document.title='loaded'" onerror="document.title='refused'">`, s.front)
 	if status, guard, _ := curl(t, s.front, "/about.html", wbaChrome, from("198.51.100.71", nil)...); status != 403 || guard != "blocked_client" {
 		t.Errorf("after curl's own trap hit: %d %s, want 403 blocked_client", status, guard)
 	}
-	// The visitor types the trap's URL: its own request, blocked. (The
-	// refusals have no body: Chromium reports the status as a failed load.)
+	// The visitor types the trap's URL: its own request, blocked. A person
+	// (a desktop Chrome's User-Agent) is refused with the page that says
+	// why (enforce/person.go); Chromium's own User-Agent (class script)
+	// gets the empty refusal, which Chromium reports as a failed load.
 	refused := func(what, url string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 		defer cancel()
-		if err := chromedp.Do(ctx, chromedp.Navigate(url)); err == nil || !strings.Contains(err.Error(), "ERR_HTTP_RESPONSE_CODE_FAILURE") {
-			t.Errorf("%s: %v, want a refusal (body %.100q)", what, err, b.text(t, "body"))
+		err := chromedp.Do(ctx, chromedp.Navigate(url))
+		if ua == "" {
+			if err == nil || !strings.Contains(err.Error(), "ERR_HTTP_RESPONSE_CODE_FAILURE") {
+				t.Errorf("%s: %v, want a refusal (body %.100q)", what, err, b.text(t, "body"))
+			}
+			return
+		}
+		if body := b.text(t, "body"); err != nil || !strings.Contains(body, "Access paused") || strings.Contains(body, "robotsguard demo") {
+			t.Errorf("%s: %v, body %.200q, want the refusal page a person can read", what, err, body)
 		}
 	}
 	refused("the visitor's own trap hit", s.front+"/private-archive/")
