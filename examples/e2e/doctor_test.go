@@ -233,16 +233,7 @@ func TestDoctorTrustedProxies(t *testing.T) {
 			cmd.Dir = dir
 			output := &syncBuffer{}
 			cmd.Stdout, cmd.Stderr = output, output
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				_ = cmd.Process.Signal(os.Interrupt)
-				_ = cmd.Wait()
-				if t.Failed() {
-					t.Logf("caddy output:\n%s", output.String())
-				}
-			})
+			startProcess(t, cmd, "caddy", output, 5*time.Second)
 			base := fmt.Sprintf("http://127.0.0.1:%d", proxy)
 			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 				if out, err := exec.Command("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", base+"/").Output(); err == nil && string(out) == "200" {

@@ -219,23 +219,8 @@ func start(t *testing.T, o options) *server {
 	cmd := exec.Command(caddyBin, "run", "--config", cfgPath, "--adapter", "caddyfile")
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = s.output, s.output
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	startProcess(t, cmd, "caddy", s.output, 5*time.Second)
 	s.pid = cmd.Process.Pid
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-		if t.Failed() {
-			t.Logf("caddy output:\n%s", s.output.String())
-		}
-	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		resp, err := http.Get(s.backend + "/robots.txt")

@@ -75,22 +75,7 @@ func startFleet(t *testing.T, guard string) *fleet {
 	cmd := exec.Command(caddyBin, "run", "--config", path, "--adapter", "caddyfile")
 	f.lbOutput = &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = f.lbOutput, f.lbOutput
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-		if t.Failed() {
-			t.Logf("load balancer output:\n%s", f.lbOutput.String())
-		}
-	})
+	startProcess(t, cmd, "load balancer", f.lbOutput, 5*time.Second)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if resp, err := http.Get(f.lb + "/robots.txt"); err == nil {

@@ -39,22 +39,7 @@ func TestGrafanaQueries(t *testing.T) {
 	prom := exec.Command("prometheus", "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", promPort))
 	prom.Stdout, prom.Stderr = &promOut, &promOut
-	if err := prom.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = prom.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = prom.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = prom.Process.Kill()
-		}
-		if t.Failed() {
-			t.Logf("prometheus output:\n%s", promOut.String())
-		}
-	})
+	startProcess(t, prom, "prometheus", &promOut, 10*time.Second)
 
 	query := func(expr string) (string, int, error) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v1/query?query=%s", promPort, url.QueryEscape(expr)))

@@ -117,22 +117,7 @@ func startIn(t *testing.T, n *netns, base, cfg string, env ...string) *nsServer 
 	cmd := n.cmd(caddyBin, "run", "--config", path, "--adapter", "caddyfile")
 	cmd.Dir, cmd.Stdout, cmd.Stderr = n.dir, s.output, s.output
 	cmd.Env = append(os.Environ(), env...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-		if t.Failed() {
-			t.Logf("caddy output:\n%s", s.output.String())
-		}
-	})
+	startProcess(t, cmd, "caddy", s.output, 5*time.Second)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if out, err := n.cmd("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", base+"/robots.txt").Output(); err == nil && string(out) == "200" {
 			return s

@@ -82,16 +82,7 @@ func TestReloadKeepsCounters(t *testing.T) {
 	cmd := exec.Command(caddyBin, "run", "--config", cfgPath)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("caddy output:\n%s", out.String())
-		}
-	})
+	startProcess(t, cmd, "caddy", out, 5*time.Second)
 	base := fmt.Sprintf("http://127.0.0.1:%d", front)
 	metricsURL := fmt.Sprintf("http://localhost:%d/metrics", admin)
 	scrape := func() string {
