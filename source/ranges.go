@@ -189,26 +189,11 @@ func (f *RangeFeed) Destruct() error {
 	return nil
 }
 
+// loop refreshes the list until ctx ends (refresh.go), then marks the
+// feed done.
 func (f *RangeFeed) loop(ctx context.Context, first chan struct{}) {
 	defer close(f.done)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		wait := f.Refresh(ctx)
-		if first != nil {
-			close(first)
-			first = nil
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		t.Reset(wait)
-	}
+	refreshEvery(ctx, first, f.Refresh)
 }
 
 // Refresh fetches the list once, conditionally on the one in force, and

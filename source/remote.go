@@ -110,7 +110,7 @@ func (s *Source) Seed() bool { return s.seed() }
 // ctx ends and, with wait, waits up to FirstFetchWait for the first fetch.
 func (s *Source) Run(ctx context.Context, wait bool) {
 	first := make(chan struct{})
-	go s.refreshLoop(ctx, first)
+	go refreshEvery(ctx, first, s.refresh) // refresh.go
 	if !wait {
 		return
 	}
@@ -140,30 +140,6 @@ func (s *Source) seed() bool {
 	}
 	s.install(policy.Parse(nil), nil, fileStamp{}, now, true)
 	return false
-}
-
-// refreshLoop fetches the robots.txt now, and then every refresh, or
-// sooner after a failure, until ctx ends. It closes first after the first
-// fetch.
-func (s *Source) refreshLoop(ctx context.Context, first chan<- struct{}) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		wait := s.refresh(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if first != nil {
-			close(first)
-			first = nil
-		}
-		t.Reset(wait)
-	}
 }
 
 // refresh fetches the robots.txt once, conditionally on the file in
