@@ -227,6 +227,14 @@ type Decision struct {
 	// "log" a browser's that is served. Refusals name it in
 	// X-Robots-Guard-Evidence, and the decision is logged.
 	Evidence evidence.Evidence
+	// BrowserDisallowed marks a request whose User-Agent claims a browser
+	// (class browser or poser, [ClaimsBrowser]) for a path the served
+	// robots.txt's "*" group disallows in the reference reading, whether it
+	// was served or refused: how much of the "browser" traffic walks where
+	// robots may not. Rule and Group name the rule, unless the decision
+	// names another (a poser's refusal under the enforcer's reading, a
+	// trap). The decision is logged.
+	BrowserDisallowed bool
 }
 
 // Enforced reports whether the decision must be carried out: a refusal
@@ -237,9 +245,10 @@ func (d *Decision) Enforced() bool {
 
 // Noteworthy reports whether the decision should be logged: any refusal
 // (also in dry-run mode) or violation, a feed served where the "*" group
-// disallows it, and a poser's request.
+// disallows it, a poser's request, and a browser's claim on a path the "*"
+// group disallows (BrowserDisallowed).
 func (d *Decision) Noteworthy() bool {
-	return d.Action != Allow || d.Violation || d.Reason == ReasonTrap || d.Reason == ReasonFeed || d.Evidence != 0
+	return d.Action != Allow || d.Violation || d.Reason == ReasonTrap || d.Reason == ReasonFeed || d.Evidence != 0 || d.BrowserDisallowed
 }
 
 // sawRobots notes when the client's address last fetched /robots.txt

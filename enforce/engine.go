@@ -119,7 +119,18 @@ func New(cfg Config, store Store) (*Engine, error) {
 // client never costs a match of its long target), a renderer's subresource
 // (its client's block, then its bucket) and a feed reader's response that
 // is no feed (its strike, in [Engine.FeedOutcome]).
+//
+// Whatever the action, a request whose User-Agent claims a browser (class
+// browser, or a poser) for a path the "*" group disallows is marked
+// BrowserDisallowed (claims.go).
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
+	d := e.decide(req, p)
+	e.claimWalk(&d, req, p) // claims.go
+	return d
+}
+
+// decide is [Engine.Decide] but for the BrowserDisallowed mark.
+func (e *Engine) decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
 	ua := &req.UA
 	d := Decision{DryRun: e.cfg.DryRun, Person: ua.Class == uaclass.Browser}

@@ -100,12 +100,15 @@ func TestPosersCaptured(t *testing.T) {
 					if d.Action != Allow || r.UA.Class == uaclass.Poser {
 						t.Fatalf("%s request %d (%s %s, %s) %d: %v %v for %q, evidence %s\n%v", c.Client, i, rq.Case, rq.URL, rq.Origin, n, d.Action, d.Reason, target, r.Evidence.Evidence, h)
 					}
+					if d.BrowserDisallowed != (n == 1 || n == 2) {
+						t.Fatalf("%s request %d: %q marked disallowed %v", c.Client, i, target, d.BrowserDisallowed)
+					}
 				}
 			case c.Kind == "library" && o == evidence.Secure && c.Copies == "":
 				e := newEngine(t, Config{}, clock)
 				libraries++
 				r, d := judged(t, e, "192.0.2.2", "/private/report.html", rq.Method, h, evidence.TLS{}, o)
-				if r.UA.Class != uaclass.Poser || d.Action != Deny || d.Reason != ReasonDisallowed || d.Group != "*" || d.Evidence&evidence.SecFetch == 0 {
+				if r.UA.Class != uaclass.Poser || d.Action != Deny || d.Reason != ReasonDisallowed || d.Group != "*" || d.Evidence&evidence.SecFetch == 0 || !d.BrowserDisallowed {
 					t.Fatalf("%s: first request for a disallowed path: class %v, %v %v group %q evidence %q", rq.Run, r.UA.Class, d.Action, d.Reason, d.Group, d.Evidence)
 				}
 				hdr := http.Header{}

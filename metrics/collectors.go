@@ -1,8 +1,9 @@
 // Package metrics holds robots_guard's Prometheus collectors
 // ([Collectors]): the decisions by action, reason and User-Agent class,
 // the robots.txt loads and fetches, the tracked and blocked clients per
-// zone, the tarpit, the Web Bot Auth outcomes and the shared store's
-// health, with nil-safe methods that record them. Labels come only from closed sets (actions, reasons,
+// zone, the tarpit, the Web Bot Auth outcomes, the browser claims on
+// disallowed paths and the evidence against browser claims, and the shared
+// store's health, with nil-safe methods that record them. Labels come only from closed sets (actions, reasons,
 // classes, results, zone names from the config), never from User-Agents,
 // IPs or paths. The collectors of the process ([Process]) are made once
 // and registered on the registry of each config Caddy loads, so that they
@@ -11,12 +12,14 @@ package metrics
 
 import (
 	"errors"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/evidence"
 )
 
 // Namespace and Subsystem prefix every metric's name:
@@ -41,6 +44,14 @@ type Collectors struct {
 	signatures *prometheus.CounterVec
 	fallbacks  *prometheus.CounterVec // of the shared (Redis) store
 	storeUp    *prometheus.GaugeVec
+	walks      *prometheus.CounterVec // browser claims on disallowed paths
+	evidence   *prometheus.CounterVec // findings against browser claims
+	// walkCounters and evidenceCounters are the children of walks (by
+	// class, browser or poser, and action) and of evidence (by finding,
+	// in the order of its bits), made with the collectors: counting takes
+	// no lock and hashes no labels.
+	walkCounters     [2][len(enforce.Actions)]prometheus.Counter
+	evidenceCounters [16]prometheus.Counter // by the finding's bit (evidence.Evidence is 16 bits)
 	// counters caches the children of decisions by action, reason (its
 	// place in enforce.Reasons) and class, filled on first use, so that
 	// counting a decision on the hot path takes no lock and hashes no
@@ -63,7 +74,7 @@ var Process = sync.OnceValue(New)
 // New makes a new set of collectors, registered nowhere. Handlers use
 // Process; a new set keeps a test's counts apart.
 func New() *Collectors {
-	return &Collectors{
+	m := &Collectors{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Subsystem: Subsystem, Name: "decisions_total",
 			Help: "Requests decided by robots_guard, by action, reason and User-Agent class.",
@@ -124,7 +135,24 @@ func New() *Collectors {
 			Namespace: Namespace, Subsystem: Subsystem, Name: "store_up",
 			Help: "1 while the zone's shared (Redis) store answers, 0 while requests are decided without it.",
 		}, []string{"zone"}),
+		walks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "browser_claims_disallowed_total",
+			Help: "Requests whose User-Agent claims a browser for a path the robots.txt \"*\" group disallows (the reference reading, as a polite crawler reads the served file), served or not, by class (browser: the claim stands, or posers log served it; poser: decisive evidence against the claim) and action taken (allow, throttle, deny, tarpit; in dry run, the action that would have been taken).",
+		}, []string{"class", "action"}),
+		evidence: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "claim_evidence_total",
+			Help: "Requests whose browser claim was judged with evidence against it, once per finding (a request with two findings counts under both): tls, sec-fetch and gecko are decisive (a poser), tls-family and the sec-ch-ua findings a mismatch that changes nothing.",
+		}, []string{"evidence"}),
 	}
+	for c, class := range [...]string{"browser", "poser"} {
+		for _, a := range enforce.Actions {
+			m.walkCounters[c][a] = m.walks.WithLabelValues(class, a.String())
+		}
+	}
+	for f := range evidence.AllEvidence() {
+		m.evidenceCounters[bits.TrailingZeros16(uint16(f))] = m.evidence.WithLabelValues(f.Code())
+	}
+	return m
 }
 
 // Register registers the collectors on reg (nil: none). Handlers of one
@@ -134,7 +162,7 @@ func (m *Collectors) Register(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.ranges, m.rangesOK, m.signatures, m.fallbacks, m.storeUp} {
+	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.ranges, m.rangesOK, m.signatures, m.fallbacks, m.storeUp, m.walks, m.evidence} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) || are.ExistingCollector != c {

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -70,4 +71,46 @@ func TestMetrics(t *testing.T) {
 	nilMetrics.Reload("ok")
 	nilMetrics.SetTracked("x", 1, 0)
 	nilMetrics.Signatures()(signature.Verified)
+}
+
+// TestClaimMetrics (issue 25): browser claims on disallowed paths are
+// counted by class and action, a served poser of posers "log" as a poser;
+// each finding against a claim once; a decision not marked, or a request
+// without evidence, counts nothing; counting allocates nothing.
+func TestClaimMetrics(t *testing.T) {
+	m := New()
+	reg := prometheus.NewRegistry()
+	if err := m.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	walk := enforce.Decision{BrowserDisallowed: true}
+	m.Claim(&walk, uaclass.Browser, 0)
+	m.Claim(&walk, uaclass.Browser, evidence.SecCHUA)
+	m.Claim(&enforce.Decision{}, uaclass.Browser, 0) // an allowed path
+	m.Claim(&enforce.Decision{Action: enforce.Deny, Reason: enforce.ReasonDisallowed, BrowserDisallowed: true, Evidence: evidence.SecFetch}, uaclass.Poser, evidence.SecFetch)
+	m.Claim(&enforce.Decision{BrowserDisallowed: true, Evidence: evidence.TLSStack | evidence.SecFetch}, uaclass.Browser, evidence.TLSStack|evidence.SecFetch) // posers log
+	m.Claim(&enforce.Decision{Action: enforce.Deny, Reason: enforce.ReasonDisallowed}, uaclass.OtherBot, 0)
+	for labels, want := range map[[2]string]float64{{"browser", "allow"}: 2, {"poser", "deny"}: 1, {"poser", "allow"}: 1, {"browser", "deny"}: 0, {"poser", "tarpit"}: 0} {
+		if got := testutil.ToFloat64(m.walks.WithLabelValues(labels[0], labels[1])); got != want {
+			t.Errorf("browser_claims_disallowed_total%v = %v, want %v", labels, got, want)
+		}
+	}
+	for code, want := range map[string]float64{"sec-fetch": 2, "tls": 1, "sec-ch-ua": 1, "gecko": 0, "tls-family": 0} {
+		if got := testutil.ToFloat64(m.evidence.WithLabelValues(code)); got != want {
+			t.Errorf("claim_evidence_total{evidence=%q} = %v, want %v", code, got, want)
+		}
+	}
+	// Every series exists from the start, at 0: 2 classes × 4 actions, 8 findings.
+	if n := testutil.CollectAndCount(m.walks); n != 8 {
+		t.Errorf("%d browser_claims_disallowed_total series, want 8", n)
+	}
+	if n := testutil.CollectAndCount(m.evidence); n != 8 {
+		t.Errorf("%d claim_evidence_total series, want 8", n)
+	}
+	d := enforce.Decision{Action: enforce.Deny, BrowserDisallowed: true, Evidence: evidence.SecFetch}
+	if n := testing.AllocsPerRun(100, func() { m.Claim(&d, uaclass.Poser, evidence.SecFetch|evidence.SecCHUA) }); n != 0 {
+		t.Errorf("Claim allocates %v times", n)
+	}
+	var nilMetrics *Collectors
+	nilMetrics.Claim(&d, uaclass.Poser, evidence.SecFetch)
 }

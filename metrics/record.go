@@ -1,9 +1,12 @@
 package metrics
 
 import (
+	"math/bits"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -168,4 +171,29 @@ func (m *Collectors) SetStoreUp(zone string, up bool) {
 		v = 1
 	}
 	m.storeUp.WithLabelValues(zone).Set(v)
+}
+
+// Claim counts what a request's browser claim showed: each finding of the
+// evidence judged against it (ev, the request's evidence.Verdict's; none
+// for a request not judged), and, for a decision marked
+// BrowserDisallowed, the walk onto a disallowed path by class (poser for
+// class poser or decisive evidence that posers "log" served, else browser)
+// and action. It takes no lock and allocates nothing.
+func (m *Collectors) Claim(d *enforce.Decision, class uaclass.Class, ev evidence.Evidence) {
+	if m == nil {
+		return
+	}
+	for f := range ev.Each() {
+		if c := m.evidenceCounters[bits.TrailingZeros16(uint16(f))]; c != nil {
+			c.Inc()
+		}
+	}
+	if !d.BrowserDisallowed || int(d.Action) >= len(m.walkCounters[0]) {
+		return
+	}
+	c := 0
+	if class == uaclass.Poser || d.Evidence&evidence.Decisive != 0 {
+		c = 1
+	}
+	m.walkCounters[c][d.Action].Inc()
 }
