@@ -211,8 +211,9 @@ func TestLogRepeats(t *testing.T) {
 		}
 		requests++
 	}
-	// Browsers are allowed and not logged.
-	request(h, "192.0.2.99", uaFirefox, "/a/")
+	// Browsers are allowed, and not logged where robots may go (where
+	// they may not, they are: TestIntegrationBrowserClaims).
+	request(h, "192.0.2.99", uaFirefox, "/d/")
 
 	_, _, entries := reportOf(t, buf.String())
 	full, summaries := decisionLines(entries)

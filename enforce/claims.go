@@ -1,6 +1,7 @@
 package enforce
 
 import (
+	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -35,4 +36,15 @@ func (e *Engine) claimWalk(d *Decision, req *Request, p *policy.Policy) {
 	if d.Rule == nil {
 		d.Group, d.Rule = ref.Agent, ref.Rule
 	}
+}
+
+// ClaimClass is the class under which a browser's claim on a disallowed
+// path is counted (metrics, report, review page): uaclass.Poser for a
+// poser, and for a client served as a browser with decisive evidence
+// against its claim (posers "log"); uaclass.Browser otherwise.
+func ClaimClass(class uaclass.Class, ev evidence.Evidence) uaclass.Class {
+	if class == uaclass.Poser || ev&evidence.Decisive != 0 {
+		return uaclass.Poser
+	}
+	return uaclass.Browser
 }

@@ -192,7 +192,7 @@ func (m *Collectors) Claim(d *enforce.Decision, class uaclass.Class, ev evidence
 		return
 	}
 	c := 0
-	if class == uaclass.Poser || d.Evidence&evidence.Decisive != 0 {
+	if enforce.ClaimClass(class, d.Evidence) == uaclass.Poser {
 		c = 1
 	}
 	m.walkCounters[c][d.Action].Inc()

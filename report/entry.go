@@ -94,6 +94,11 @@ type Entry struct {
 	EvidenceReason string `json:"evidence_reason,omitempty"`
 	// JA4 is the fingerprint of the client's TLS handshake, when known.
 	JA4 string `json:"ja4,omitempty"`
+	// BrowserDisallowed marks a request whose User-Agent claims a browser
+	// (class browser or poser) for a path the robots.txt "*" group
+	// disallows, served or refused (enforce.Decision.BrowserDisallowed):
+	// Rule names the rule.
+	BrowserDisallowed bool `json:"browser_disallowed,omitempty"`
 	// Repeats marks a summary line (log_repeats): the number of further
 	// decisions like the line it follows up (the same client, action,
 	// reason and rule; the other fields are those of its first request)
@@ -159,6 +164,9 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	addString("evidence", e.Evidence)
 	addString("evidence_reason", e.EvidenceReason)
 	addString("ja4", e.JA4)
+	if e.BrowserDisallowed {
+		enc.AddBool("browser_disallowed", true)
+	}
 	if e.Repeats != 0 {
 		enc.AddInt64("repeats", e.Repeats)
 	}

@@ -44,6 +44,10 @@ type repeatKey struct {
 	reason enforce.Reason
 	rule   *policy.Rule
 	dryRun bool
+	// browserDisallowed: a browser's claim on a disallowed path is not
+	// like one on an allowed path (a blocked browser's, whose rule is
+	// incidental).
+	browserDisallowed bool
 }
 
 // repeatGroup is one key logged in the current interval: the line that

@@ -19,6 +19,7 @@ type Report struct {
 	byIP               map[string]*tally
 	hourly             map[time.Time]int
 	problems           map[problemKey]*Problem
+	claims             claims // browser claims on disallowed paths (claims.go)
 }
 
 // tally counts one bot or IP's decisions.
@@ -41,7 +42,7 @@ func New() *Report {
 	return &Report{
 		byAction: map[string]int{}, byReason: map[string]int{}, byClass: map[string]int{},
 		byPath: map[string]int{}, byToken: map[string]*tally{}, byIP: map[string]*tally{},
-		hourly: map[time.Time]int{}, problems: map[problemKey]*Problem{},
+		hourly: map[time.Time]int{}, problems: map[problemKey]*Problem{}, claims: newClaims(),
 	}
 }
 
@@ -80,6 +81,7 @@ func (r *Report) Add(e *Entry) {
 	r.byClass[e.Class] += w
 	path, _, _ := strings.Cut(e.URI, "?")
 	r.byPath[path] += w
+	r.claims.add(e, w)
 	violation := Violation(e)
 	ev := Event(e)
 	ignored := ev.ReadThenIgnored() // the review page's definition
@@ -168,6 +170,9 @@ type Summary struct {
 	ReadIgnored []TopEntry     `json:"read_robots_and_ignored"`
 	Hourly      []HourCount    `json:"hourly"`
 	Problems    []Problem      `json:"problems"`
+	// BrowserDisallowed: the requests whose User-Agent claims a browser
+	// for a path the "*" group disallows, served or refused.
+	BrowserDisallowed ClaimsSummary `json:"browser_disallowed"`
 
 	// Folded is how many of the decisions were counted from summary lines
 	// (log_repeats), and SummaryLines how many such lines there were.
@@ -231,6 +236,7 @@ func (r *Report) Summary(top int, lines Lines) Summary {
 	if len(s.TopPaths) > top {
 		s.TopPaths = s.TopPaths[:top]
 	}
+	s.BrowserDisallowed = r.claims.summary(top)
 	s.Hourly = []HourCount{}
 	for _, h := range slices.SortedFunc(maps.Keys(r.hourly), time.Time.Compare) {
 		s.Hourly = append(s.Hourly, HourCount{h, r.hourly[h]})

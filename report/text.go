@@ -104,6 +104,7 @@ func (s *Summary) WriteText(w io.Writer) {
 	section("top client IPs:", s.TopIPs, true)
 	section("top paths:", s.TopPaths, false)
 	section("read robots.txt, then ignored it:", s.ReadIgnored, true)
+	s.BrowserDisallowed.writeText(w)
 	if len(s.Hourly) == 0 {
 		return
 	}

@@ -138,6 +138,8 @@ func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, 
 			action: d.Action,
 			reason: d.Reason,
 			dryRun: d.DryRun,
+
+			browserDisallowed: d.BrowserDisallowed,
 		}
 		if !incidentalRule(d.Reason) {
 			key.rule = d.Rule
@@ -177,6 +179,8 @@ func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, 
 		RobotsVersion: robotsVersion,
 		RetryAfter:    d.RetryAfter.Seconds(),
 		JA4:           req.JA4,
+
+		BrowserDisallowed: d.BrowserDisallowed,
 	}
 	if b := req.UA.Bot; b != nil {
 		e.Bot, e.Operator = b.Name, b.Operator
