@@ -118,6 +118,10 @@ type Client struct {
 	H3 bool
 	// Version returns the client's version, for the table's sources.
 	Version func(ctx context.Context) string
+	// Protos are the HTTP versions Fetch speaks with it ("h1", "h2"); none
+	// for the browsers and gnutls-cli.
+	Protos []string
+	fetch  func(ctx context.Context, ca *CA, dir string, r Request) ([]Response, error)
 	// run fetches url twice, each on a new connection where the client
 	// allows it (so a resumed session shows too), with the User-Agent ua.
 	run func(ctx context.Context, ca *CA, dir, url, ua string, h3 bool) error
@@ -216,11 +220,11 @@ var Clients = []*Client{
 			}
 			return command(ctx, ca, dir, "firefox-esr", "--headless", "--no-remote", "--profile", profile, "--screenshot", filepath.Join(dir, "page.png"), url)
 		}},
-	{Name: "curl", Family: "openssl", Tool: "curl", Version: version("curl", "--version"),
+	{Name: "curl", Family: "openssl", Tool: "curl", Protos: []string{"h1", "h2"}, fetch: curlFetch, Version: version("curl", "--version"),
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			return command(ctx, ca, dir, "curl", "-sS", "-o", "/dev/null", "--cacert", ca.CAFile, "-A", ua, url, "-o", "/dev/null", "-H", "Connection: close", url)
 		}},
-	{Name: "wget", Family: "gnutls", Tool: "wget", Version: version("wget", "--version"),
+	{Name: "wget", Family: "gnutls", Tool: "wget", Protos: []string{"h1"}, fetch: wgetFetch, Version: version("wget", "--version"),
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			return command(ctx, ca, dir, "wget", "-q", "-O", "/dev/null", "--ca-certificate="+ca.CAFile, "-U", ua, "--no-http-keep-alive", url, url)
 		}},
@@ -234,25 +238,25 @@ var Clients = []*Client{
 			}
 			return nil
 		}},
-	{Name: "python-urllib", Family: "openssl", Tool: python, Version: version(python, "--version"),
+	{Name: "python-urllib", Family: "openssl", Tool: python, Protos: []string{"h1"}, fetch: script(python, "-c", pyUrllibFetch), Version: version(python, "--version"),
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			return command(ctx, ca, dir, python, "-c", `import sys, urllib.request
 for _ in range(2):
     urllib.request.urlopen(urllib.request.Request(sys.argv[1], headers={"User-Agent": sys.argv[2]})).read()`, url, ua)
 		}},
-	{Name: "python-requests", Family: "openssl", Tool: python, Version: pyVersion("requests"),
+	{Name: "python-requests", Family: "openssl", Tool: python, Protos: []string{"h1"}, fetch: script(python, "-c", pyRequestsFetch), Version: pyVersion("requests"),
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			return command(ctx, ca, dir, python, "-c", `import sys, requests
 for _ in range(2):
     requests.get(sys.argv[1], headers={"User-Agent": sys.argv[2], "Connection": "close"}).raise_for_status()`, url, ua)
 		}},
-	{Name: "python-httpx", Family: "openssl", Tool: python, Version: pyVersion("httpx"),
+	{Name: "python-httpx", Family: "openssl", Tool: python, Protos: []string{"h1", "h2"}, fetch: script(python, "-c", pyHttpxFetch), Version: pyVersion("httpx"),
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			return command(ctx, ca, dir, python, "-c", `import sys, httpx
 for _ in range(2):
     httpx.get(sys.argv[1], headers={"User-Agent": sys.argv[2]}).raise_for_status()`, url, ua)
 		}},
-	{Name: "python-aiohttp", Family: "openssl", Tool: python, Version: pyVersion("aiohttp"),
+	{Name: "python-aiohttp", Family: "openssl", Tool: python, Protos: []string{"h1"}, fetch: script(python, "-c", pyAiohttpFetch), Version: pyVersion("aiohttp"),
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			return command(ctx, ca, dir, python, "-c", `import sys, asyncio, aiohttp
 async def main():
@@ -262,18 +266,18 @@ async def main():
                 r.raise_for_status()
 asyncio.run(main())`, url, ua)
 		}},
-	{Name: "scrapy", Family: "openssl", Tool: "scrapy", Version: version("scrapy", "version"),
+	{Name: "scrapy", Family: "openssl", Tool: "scrapy", Protos: []string{"h1"}, fetch: script(python, "-c", scrapyFetch), Version: version("scrapy", "version"),
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			return command(ctx, ca, dir, "scrapy", "fetch", "--nolog", "-s", "USER_AGENT="+ua, "-s", "ROBOTSTXT_OBEY=False", url)
 		}},
-	{Name: "node", Family: "node", Tool: "node", Version: version("node", "--version"),
+	{Name: "node", Family: "node", Tool: "node", Protos: []string{"h1", "h2"}, fetch: script("node", "-e", nodeFetch), Version: version("node", "--version"),
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			return command(ctx, ca, dir, "node", "-e", `const https = require("https");
 const agent = new https.Agent({ keepAlive: false });
 const get = () => new Promise((ok, fail) => https.get(process.argv[1], { agent, headers: { "User-Agent": process.argv[2] } }, r => { r.resume(); r.on("end", ok); }).on("error", fail));
 get().then(get).catch(e => { console.error(e); process.exit(1); });`, url, ua)
 		}},
-	{Name: "java", Family: "java", Tool: "java", Version: version("java", "-version"),
+	{Name: "java", Family: "java", Tool: "java", Protos: []string{"h1", "h2"}, fetch: javaFetchRun, Version: version("java", "-version"),
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			src := filepath.Join(dir, "Fetch.java")
 			if err := os.WriteFile(src, []byte(javaFetch), 0o600); err != nil {
@@ -284,7 +288,7 @@ get().then(get).catch(e => { console.error(e); process.exit(1); });`, url, ua)
 			}
 			return command(ctx, ca, dir, "java", "-Djavax.net.ssl.trustStore="+ca.TrustStore, "-Djavax.net.ssl.trustStorePassword=changeit", "-Djdk.httpclient.allowRestrictedHeaders=connection", src, url, ua)
 		}},
-	{Name: "go", Family: "go", Version: func(context.Context) string { return "Go " + goVersion() },
+	{Name: "go", Family: "go", Protos: []string{"h1", "h2"}, fetch: goFetch, Version: func(context.Context) string { return "Go " + goVersion() },
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			pool := x509.NewCertPool()
 			pem, _ := os.ReadFile(ca.CAFile)
