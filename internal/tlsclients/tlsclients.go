@@ -322,13 +322,17 @@ public class Fetch {
 }
 `
 
-// trustNSS makes an NSS database (Chromium's ~/.pki/nssdb, a Firefox
-// profile) that trusts the CA, with libnss3-tools' certutil.
-func trustNSS(ctx context.Context, ca *CA, db string) error {
+// trustNSS makes an NSS database that trusts the CA (see TrustNSS).
+func trustNSS(ctx context.Context, ca *CA, db string) error { return TrustNSS(ctx, ca.CAFile, db) }
+
+// TrustNSS makes an NSS database (Chromium's ~/.pki/nssdb, a Firefox
+// profile) that trusts the CA of caFile (PEM) for TLS servers, with
+// libnss3-tools' certutil.
+func TrustNSS(ctx context.Context, caFile, db string) error {
 	if err := os.MkdirAll(db, 0o700); err != nil {
 		return err
 	}
-	for _, args := range [][]string{{"-N", "--empty-password", "-d", "sql:" + db}, {"-A", "-n", "robotsguard-test", "-t", "C,,", "-i", ca.CAFile, "-d", "sql:" + db}} {
+	for _, args := range [][]string{{"-N", "--empty-password", "-d", "sql:" + db}, {"-A", "-n", "robotsguard-test", "-t", "C,,", "-i", caFile, "-d", "sql:" + db}} {
 		if out, err := exec.CommandContext(ctx, "certutil", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("certutil %s: %v: %s", args[0], err, out)
 		}

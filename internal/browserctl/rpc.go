@@ -1,4 +1,8 @@
-package main
+// Package browserctl drives real browsers installed on this machine over
+// their remote protocols: Chromium's DevTools protocol (the JSON command
+// channel, RPC) and Firefox's WebDriver BiDi (Firefox), for the capture
+// of package evidence's fixtures and the end-to-end tests.
+package browserctl
 
 import (
 	"bufio"
@@ -14,10 +18,10 @@ import (
 	"golang.org/x/net/websocket"
 )
 
-// rpc is a JSON command channel over a WebSocket: Chromium's DevTools
+// RPC is a JSON command channel over a WebSocket: Chromium's DevTools
 // protocol and WebDriver BiDi (Firefox) both send {"id", "method",
 // "params"} and answer with the same id.
-type rpc struct {
+type RPC struct {
 	ws      *websocket.Conn
 	mu      sync.Mutex
 	next    int
@@ -30,7 +34,9 @@ type reply struct {
 	Msg    string          `json:"message"`
 }
 
-func dialRPC(url string) (*rpc, error) {
+// DialRPC connects to a browser's WebSocket at url, retrying while it
+// does not listen yet.
+func DialRPC(url string) (*RPC, error) {
 	var ws *websocket.Conn
 	var err error
 	for range 50 { // the browser may not listen yet
@@ -43,12 +49,12 @@ func dialRPC(url string) (*rpc, error) {
 		return nil, err
 	}
 	ws.MaxPayloadBytes = 64 << 20
-	c := &rpc{ws: ws, pending: map[int]chan reply{}}
+	c := &RPC{ws: ws, pending: map[int]chan reply{}}
 	go c.read()
 	return c, nil
 }
 
-func (c *rpc) read() {
+func (c *RPC) read() {
 	for {
 		var msg struct {
 			ID *int `json:"id"`
@@ -76,9 +82,9 @@ func (c *rpc) read() {
 	}
 }
 
-// call sends a command (to a CDP session when session is not empty) and
+// Call sends a command (to a CDP session when session is not empty) and
 // waits for its answer.
-func (c *rpc) call(session, method string, params any, out any) error {
+func (c *RPC) Call(session, method string, params any, out any) error {
 	c.mu.Lock()
 	c.next++
 	id := c.next
@@ -109,11 +115,12 @@ func (c *rpc) call(session, method string, params any, out any) error {
 	}
 }
 
-func (c *rpc) close() { c.ws.Close() }
+// Close closes the connection.
+func (c *RPC) Close() { c.ws.Close() }
 
-// listening reads a browser's output until it prints the WebSocket address
+// Listening reads a browser's output until it prints the WebSocket address
 // it listens on, and keeps draining it afterwards.
-func listening(out io.Reader, re *regexp.Regexp, log *strings.Builder, mu *sync.Mutex) (string, error) {
+func Listening(out io.Reader, re *regexp.Regexp, log *strings.Builder, mu *sync.Mutex) (string, error) {
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
