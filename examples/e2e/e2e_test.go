@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// need skips the test under -short, and when one of the tools is not
+// installed, unless ROBOTSGUARD_E2E=required (as .ci/run sets it), which
+// makes a missing tool fail the test instead.
 func need(t *testing.T, tools ...string) {
 	t.Helper()
 	if testing.Short() {
@@ -56,9 +59,19 @@ func need(t *testing.T, tools ...string) {
 	}
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
+			missing(t, "%s is not installed", tool)
 		}
 	}
+}
+
+// missing skips the test for want of something it needs, or fails it
+// under ROBOTSGUARD_E2E=required.
+func missing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("ROBOTSGUARD_E2E") == "required" {
+		t.Fatalf(format+" (ROBOTSGUARD_E2E=required)", args...)
+	}
+	t.Skipf(format, args...)
 }
 
 // server is one running Caddy: a front site with robots_guard, and a

@@ -3,87 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/robotsguard/robotsguard/internal/tlsclients"
 	"github.com/robotsguard/robotsguard/tlsprint"
 )
-
-// startTLS runs the real binary with one HTTPS site (h1, h2, h3) on
-// 127.0.0.1 and ::1, its certificate from a test CA, every decision
-// logged; it returns the site's URL and the decision log's path.
-func startTLS(t *testing.T, ca *tlsclients.CA, guard string) (string, string) {
-	t.Helper()
-	dir := t.TempDir()
-	port := freePort(t)
-	robots := filepath.Join(dir, "robots.txt")
-	if err := os.WriteFile(robots, []byte("User-agent: *\nAllow: /\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	decisions := filepath.Join(dir, "robots_guard.log")
-	cfg := fmt.Sprintf(`{
-	admin off
-	auto_https off
-	servers {
-		protocols h1 h2 h3
-	}
-	log robots_guard {
-		output file %s
-		format json
-		include http.handlers.robots_guard
-	}
-}
-https://localhost:%d {
-	bind 127.0.0.1 [::1]
-	tls %s %s
-	robots_guard {
-		robots %s
-		verify off
-		log_allowed 1
-		log_repeats 0
-		%s
-	}
-	respond "<!doctype html><title>ja4</title><p>hello" 200
-}
-`, decisions, port, ca.CertFile, ca.KeyFile, robots, guard)
-	cfgPath := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := &syncBuffer{}
-	cmd := exec.Command(caddyBin, "run", "--config", cfgPath, "--adapter", "caddyfile")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("caddy output:\n%s", out.String())
-		}
-	})
-	url := fmt.Sprintf("https://localhost:%d/", port)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: ca.TLSClientConfig()}, Timeout: 2 * time.Second}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("caddy did not start: %v\n%s", err, out.String())
-		}
-	}
-	return url, decisions
-}
 
 // TestJA4Clients: every real client of the fingerprint table (curl, wget,
 // gnutls-cli, Python's urllib, requests, httpx and aiohttp, Scrapy, Node,

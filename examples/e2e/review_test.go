@@ -49,13 +49,20 @@ func newBrowser(t *testing.T) *browser {
 // newBrowserSize starts one whose window is width × height pixels.
 func newBrowserSize(t *testing.T, width, height int) *browser {
 	t.Helper()
+	return newBrowserWith(t, chromedp.WindowSize(width, height))
+}
+
+// newBrowserWith starts one with more options (flags), which win.
+func newBrowserWith(t *testing.T, extra ...chromedp.ExecAllocatorOption) *browser {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium(t)),
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
 	}
+	opts = append(opts, extra...)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelC(); cancelA() })
@@ -86,12 +93,13 @@ func (b *browser) run(t *testing.T, what string, actions ...chromedp.Action[chro
 	}
 }
 
-// eval evaluates a JavaScript expression.
-func eval[T any](t *testing.T, b *browser, expr string) T {
+// eval evaluates a JavaScript expression (with options such as
+// chromedp.EvalAwaitPromise).
+func eval[T any](t *testing.T, b *browser, expr string, opts ...chromedp.EvaluateOption) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
 	}

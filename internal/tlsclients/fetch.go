@@ -65,7 +65,11 @@ func (c *Client) Fetch(ctx context.Context, ca *CA, dir string, r Request) ([]Re
 // argument) and prints one JSON line per answer: {"status", "proto",
 // "headers" (name to a value or a list of values), "body"}.
 func fetchScript(ctx context.Context, ca *CA, dir string, r Request, name string, args ...string) ([]Response, error) {
-	spec, _ := json.Marshal(map[string]any{"urls": r.URLs, "ua": r.UA, "headers": r.Header, "proto": r.Proto})
+	header := r.Header
+	if header == nil {
+		header = [][2]string{}
+	}
+	spec, _ := json.Marshal(map[string]any{"urls": r.URLs, "ua": r.UA, "headers": header, "proto": r.Proto})
 	cmd := exec.CommandContext(ctx, name, append(args, string(spec))...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+dir, "SSL_CERT_FILE="+ca.CAFile, "REQUESTS_CA_BUNDLE="+ca.CAFile, "NODE_EXTRA_CA_CERTS="+ca.CAFile)
@@ -73,7 +77,7 @@ func fetchScript(ctx context.Context, ca *CA, dir string, r Request, name string
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v: %s", name, err, lastLines(stderr.String(), 5))
+		return nil, fmt.Errorf("%s: %v: %s", name, err, lastLines(stderr.String(), 12))
 	}
 	return readAnswers(bytes.NewReader(out))
 }
@@ -345,7 +349,7 @@ func javaFetchRun(ctx context.Context, ca *CA, dir string, r Request) ([]Respons
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("java: %v: %s", err, lastLines(stderr.String(), 5))
+		return nil, fmt.Errorf("java: %v: %s", err, lastLines(stderr.String(), 12))
 	}
 	return readAnswers(bytes.NewReader(out))
 }
