@@ -583,8 +583,10 @@ func serverSaw(t *testing.T, sites *tlsSites, i int, proto string, res *browserR
 			continue
 		}
 		ja4s[e.JA4] = true
-		if e.Action != "allow" || e.Class != "browser" || e.Evidence != "" {
+		if e.Action != "allow" {
 			res.refused++
+		}
+		if e.Action != "allow" || e.Class != "browser" || e.Evidence != "" {
 			t.Errorf("decision for %s: %s %s, class %s, evidence %q", e.URI, e.Action, e.Reason, e.Class, e.Evidence)
 		}
 	}
