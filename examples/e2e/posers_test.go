@@ -148,7 +148,8 @@ type poserResult struct {
 // browserResult is what became of one browser run.
 type browserResult struct {
 	name            string
-	seen, refused   int // answers (the browser's view and the server's), refusals among them
+	seen, logged    int // answers the browser saw, and the server logged
+	refused         int // refusals and throttles among them
 	proto, ja4, got string
 }
 
@@ -251,8 +252,9 @@ func TestPosers(t *testing.T) {
 	}
 	refused, answers, refusedRuns := 0, 0, 0
 	for _, b := range seen {
-		t.Logf("browser %-15s %d answers, %d refused or throttled, over %s, JA4 %s; %s", b.name, b.seen, b.refused, b.proto, b.ja4, b.got)
-		refused, answers = refused+b.refused, answers+b.seen
+		t.Logf("browser %-15s %d answers seen by the browser, %d logged by the server, %d refused or throttled, over %s, JA4 %s; %s",
+			b.name, b.seen, b.logged, b.refused, b.proto, b.ja4, b.got)
+		refused, answers = refused+b.refused, answers+b.seen+b.logged
 		if b.refused > 0 {
 			refusedRuns++
 		}
@@ -264,7 +266,7 @@ func TestPosers(t *testing.T) {
 			caughtClients++
 		}
 	}
-	t.Logf("%d of %d clients caught (%s), %d browsers refused: %d of %d poser runs refused on their first request, %d of %d throttled; %d of %d browser runs refused or throttled (%d of %d answers); %s",
+	t.Logf("%d of %d clients caught (%s), %d browsers refused: %d of %d poser runs refused on their first request, %d of %d throttled; %d of %d browser runs refused or throttled (%d of %d answers, the browsers' and the server's); %s",
 		caughtClients, len(clients), strings.Join(names, ", "), refusedRuns, caught, len(posers), limited, len(posers),
 		refusedRuns, len(seen), refused, answers, time.Since(start).Round(time.Second))
 }
@@ -565,7 +567,7 @@ func serverSaw(t *testing.T, sites *tlsSites, i int, proto string, res *browserR
 		if a.Request.URI == "/robots.txt" && a.Request.Headers["User-Agent"][0] == "Go-http-client/1.1" {
 			continue // startTLSSites' readiness check
 		}
-		res.seen++
+		res.logged++
 		if a.Status != 200 {
 			res.refused++
 		}
