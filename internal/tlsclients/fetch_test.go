@@ -25,7 +25,7 @@ func TestFetch(t *testing.T) {
 		w.Header().Set("X-Proto", r.Proto)
 		if r.URL.Path == "/refused" {
 			w.Header().Set("Retry-After", "7")
-			http.Error(w, "refused: "+r.Header.Get("Sec-Fetch-Mode"), 429)
+			http.Error(w, "refused: "+r.Header.Get("Sec-Fetch-Mode"), http.StatusTooManyRequests)
 			return
 		}
 		w.Write([]byte("page " + r.URL.Path + " for " + r.UserAgent()))
