@@ -200,13 +200,11 @@ func TestPosers(t *testing.T) {
 			if !r.c.Available() {
 				missing(t, "%s is not installed", r.c.Tool)
 			}
-			res, ok := tryPoser(t, ca, sites, i, r)
-			if ok {
-				posers = append(posers, res)
-			}
+			posers = append(posers, tryPoser(t, ca, sites, i, r))
 		})
 	}
 	t.Run("curl_h3", func(t *testing.T) {
+		need(t, "curl")
 		// Debian 12's curl (7.88) is built without HTTP/3: its --version
 		// lists no HTTP3 feature.
 		if out, _ := exec.Command("curl", "--version").Output(); !strings.Contains(string(out), "HTTP3") {
@@ -279,11 +277,11 @@ func yesNo(b bool) string {
 }
 
 // tryPoser runs one poser against site i: a disallowed page first, then
-// posersPages allowed pages back to back. ok is false when the client
-// cannot run here (a Python module missing).
-func tryPoser(t *testing.T, ca *tlsclients.CA, sites *tlsSites, i int, r poserRun) (res poserResult, ok bool) {
+// posersPages allowed pages back to back. A client that cannot run here
+// (a Python module missing) skips the test.
+func tryPoser(t *testing.T, ca *tlsclients.CA, sites *tlsSites, i int, r poserRun) poserResult {
 	t.Helper()
-	res.name = r.name()
+	res := poserResult{name: r.name()}
 	base := sites.urls[i]
 	urls := []string{base + "/private/secret.html"}
 	for p := range posersPages {
@@ -354,7 +352,7 @@ func tryPoser(t *testing.T, ca *tlsclients.CA, sites *tlsSites, i int, r poserRu
 			t.Errorf("first decision: class %q reason %q evidence %q JA4 %q, want a poser refused with evidence tls and a TCP JA4", e.Class, e.Reason, e.Evidence, e.JA4)
 		}
 	}
-	return res, true
+	return res
 }
 
 // desktopChromeUA is the User-Agent of the installed Chromium as it sends
