@@ -1,6 +1,6 @@
 // Command collect makes tlsprint's table of TLS stacks (stacks.tsv).
 //
-//	go run ./tlsprint/internal/collect -observe   # drive this machine's clients, write testdata/observed.tsv
+//	go run ./tlsprint/internal/collect -observe   # drive this machine's clients, add them to testdata/observed.tsv
 //	go run ./tlsprint/internal/collect            # write ../../stacks.tsv from testdata/*.tsv
 //
 // -observe runs an HTTPS server on loopback (HTTP/1.1 and HTTP/2 over TCP,
@@ -139,6 +139,20 @@ func observeClients(out string) error {
 		}
 		done[h] = true
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", h.client, versions[h.client], h.transport, h.ja4, h.raw)
+	}
+	// Keep what earlier runs saw of other versions (another machine's
+	// Chromium, an older curl): the next machine may have either.
+	now := map[string]bool{}
+	for h := range done {
+		now[h.client+"\t"+versions[h.client]] = true
+	}
+	if err := readTSV(out, 5, func(f []string) error {
+		if !now[f[0]+"\t"+f[1]] {
+			b.WriteString(strings.Join(f, "\t") + "\n")
+		}
+		return nil
+	}); err != nil && !os.IsNotExist(err) {
+		return err
 	}
 	return os.WriteFile(out, []byte(b.String()), 0o644)
 }
