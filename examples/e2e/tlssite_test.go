@@ -102,16 +102,7 @@ func startTLSSites(t *testing.T, ca *tlsclients.CA, o tlsSiteOptions) *tlsSites 
 	out := &syncBuffer{}
 	cmd := exec.Command(caddyBin, "run", "--config", cfgPath, "--adapter", "caddyfile")
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("caddy output:\n%s", out.String())
-		}
-	})
+	startProcess(t, cmd, "caddy", out, 5*time.Second)
 	// Ready when every site serves its robots.txt (which counts against no
 	// rate).
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: ca.TLSClientConfig()}, Timeout: 2 * time.Second}
