@@ -32,14 +32,31 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 )
 
 // desktopUA is an ordinary desktop User-Agent for Chromium on Linux, the
-// one Chromium 156 sends when it is not headless.
-const desktopUA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"
+// one the installed Chromium sends when it is not headless (its major
+// version, as "chromium --version" says it; 156 when that cannot be read),
+// so that its client hints, which name the same version, agree with it.
+var desktopUA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/" + chromiumMajor() + ".0.0.0 Safari/537.36"
+
+// chromiumMajor returns the installed Chromium's major version, or "156".
+func chromiumMajor() string {
+	out, err := exec.Command("chromium", "--version").Output()
+	if err != nil {
+		return "156"
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if major, _, ok := strings.Cut(f, "."); ok && major != "" && strings.Trim(major, "0123456789") == "" {
+			return major
+		}
+	}
+	return "156"
+}
 
 // Fixture is one client's file.
 type Fixture struct {
