@@ -23,6 +23,8 @@
 #   ja4               the fingerprint alone: ja4 on against ja4 off, both
 #                     with posers off, so that only recording and reading the
 #                     JA4 differs.
+#   same              both fronts with the check off: the noise floor, the
+#                     least difference between the fronts the run can show.
 # Then a flood of handshakes against the on front: its RSS before and after
 # (the table of handshakes is fixed: 32,768 slots).
 #
@@ -43,7 +45,9 @@ posers) on_opts='ja4 on
 ja4) on_opts='ja4 on
 		posers off' off_opts='ja4 off
 		posers off' label=ja4 ;;
-*) echo "BENCH_MODE must be posers or ja4, not $mode" >&2; exit 2 ;;
+same) on_opts='ja4 off
+		posers off' off_opts=$on_opts label=same ;;
+*) echo "BENCH_MODE must be posers, ja4 or same, not $mode" >&2; exit 2 ;;
 esac
 work=$(mktemp -d)
 go build -o "$work/caddy" ./examples/caddy
