@@ -11,7 +11,7 @@
 #                     check it IS a poser, judged with decisive evidence
 #                     (sec-fetch, and tls where the table knows wrk's hello)
 #                     and decided as an undeclared bot: the "*" group's rules
-#                     matched, its rate applied. So that it is still served,
+#                     matched, the client's state read. So that it is served,
 #                     robots.txt is "Allow: /" with no Crawl-delay and class
 #                     poser has no rate ("rate poser 0s"): every answer must
 #                     be 200, and the run measures the check's most expensive
@@ -25,11 +25,16 @@
 #                     JA4 differs.
 #   same              both fronts with the check off: the noise floor, the
 #                     least difference between the fronts the run can show.
+# BENCH_CLIENT=browser makes wrk send Firefox's navigation headers
+# (Sec-Fetch-*) as well: the check judges it and finds no evidence (its TLS
+# stack is unknown to the table), so it is served as a browser: what the
+# check costs a person's requests.
 # Then a flood of handshakes against the on front: its RSS before and after
 # (the table of handshakes is fixed: 32,768 slots).
 #
 #   examples/bench/tls.sh                       # posers, 5s per run, 3 rounds, flood of 1,000,000
 #   BENCH_MODE=ja4 examples/bench/tls.sh        # ja4 on vs off
+#   BENCH_CLIENT=browser examples/bench/tls.sh  # the check's cost to a browser
 #   BENCH_DURATION=3s BENCH_ROUNDS=3 BENCH_FLOOD=20000 examples/bench/tls.sh   # quick
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,6 +43,8 @@ rounds=${BENCH_ROUNDS:-3}
 conns=${BENCH_CONNECTIONS:-32}
 flood=${BENCH_FLOOD:-1000000}
 mode=${BENCH_MODE:-posers}
+client=${BENCH_CLIENT:-poser}
+case $client in poser | browser) ;; *) echo "BENCH_CLIENT must be poser or browser, not $client" >&2; exit 2 ;; esac
 case $mode in
 posers) on_opts='ja4 on
 		posers enforce' off_opts='ja4 off
@@ -98,6 +105,12 @@ for port in 18443 18444; do
 	for _ in $(seq 100); do curl -sk -o /dev/null "https://localhost:$port/" && break; sleep 0.1; done
 done
 ua='User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0'
+hdrs=(-H "$ua")
+if [ "$client" = browser ]; then
+	# Firefox's navigation headers: wrk's TLS stack is unknown to the table
+	# (never evidence), so the check judges these headers and finds none.
+	hdrs+=(-H 'Sec-Fetch-Site: none' -H 'Sec-Fetch-Mode: navigate' -H 'Sec-Fetch-Dest: document' -H 'Sec-Fetch-User: ?1')
+fi
 # cputicks FRONT: the CPU time (user + system, in clock ticks) of FRONT's
 # Caddy so far.
 cputicks() { awk '{ print $14 + $15 }' "/proc/$(awk -v n="$1" '$1 == n { print $2 }' "$work/pids")/stat"; }
@@ -109,7 +122,7 @@ run() {
 	local extra=() t0
 	[ "$3" = handshakes ] && extra=(-H 'Connection: close')
 	t0=$(cputicks "$1")
-	"${pin_wrk[@]}" wrk -t1 -c"$conns" -d"${4:-$duration}" -H "$ua" "${extra[@]}" "https://localhost:$2/" >"$work/wrk.out"
+	"${pin_wrk[@]}" wrk -t1 -c"$conns" -d"${4:-$duration}" "${hdrs[@]}" "${extra[@]}" "https://localhost:$2/" >"$work/wrk.out"
 	if grep -q 'Non-2xx' "$work/wrk.out"; then
 		echo "$1 $3: non-200 answers" >&2
 		cat "$work/wrk.out" >&2
@@ -131,7 +144,7 @@ for r in $(seq "$rounds"); do
 done
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
-echo "BENCH_MODE=$mode: on = $(echo $on_opts), off = $(echo $off_opts)"
+echo "BENCH_MODE=$mode BENCH_CLIENT=$client: on = $(echo $on_opts), off = $(echo $off_opts)"
 echo "$(nproc) cores (Caddy on ${pin_caddy[*]:-any core}, GOMAXPROCS=1; wrk on ${pin_wrk[*]:-any core}), $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg), wrk -t1 -c$conns -d$duration, $rounds rounds, medians"
 printf '%-12s %14s %14s %9s %11s %11s %9s\n' mode "$label on req/s" "$label off req/s" "on/off" "on µs/req" "off µs/req" "off/on"
 for m in keep-alive handshakes; do
@@ -144,7 +157,13 @@ for m in keep-alive handshakes; do
 done
 # What the fronts made of wrk: with the check on, class poser and its
 # evidence (the first line of each kind; repeats are counted, not logged).
-if [ "$mode" = posers ]; then
+if [ "$mode" = posers ] && [ "$client" = browser ]; then
+	if grep -q '"class":"poser"' "$work/on.decisions.log" "$work/off.decisions.log"; then
+		echo "wrk with a browser's headers was judged a poser" >&2
+		exit 1
+	fi
+	echo "check on: wrk with Firefox's headers is judged a browser, with no evidence"
+elif [ "$mode" = posers ]; then
 	if ! grep -q '"class":"poser"' "$work/on.decisions.log"; then
 		echo "the check-on front did not judge wrk a poser:" >&2
 		head -c 2000 "$work/on.decisions.log" >&2
@@ -161,7 +180,7 @@ fi
 before=$(rss on)
 hs=$(awk '$1 == "handshakes" { print $2 }' "$work/rounds" | median)
 secs=$(awk -v n="$flood" -v r="$hs" 'BEGIN { s = int(n / r) + 1; print s }')
-"${pin_wrk[@]}" wrk -t1 -c"$conns" -d"${secs}s" -H "$ua" -H 'Connection: close' "https://localhost:18443/" >"$work/flood.out"
+"${pin_wrk[@]}" wrk -t1 -c"$conns" -d"${secs}s" "${hdrs[@]}" -H 'Connection: close' "https://localhost:18443/" >"$work/flood.out"
 done_n=$(awk '/requests in/ { print $1 }' "$work/flood.out")
 sleep 1
 after=$(rss on)
