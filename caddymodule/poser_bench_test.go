@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"crypto/tls"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // goHello returns the ClientHello that Go's own HTTP client sends (a real
@@ -92,6 +95,9 @@ func poserSetup(tb testing.TB, c poserCase, path string) (*Handler, *http.Reques
 		cancel()
 		tb.Fatal(err)
 	}
+	// The decision log is on, as in production (a poser's requests are
+	// logged, its repeats folded), and written to nowhere.
+	h.decisions.SetLogger(zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zap.InfoLevel)))
 	r := httptest.NewRequest("GET", "https://example.test"+path, nil)
 	r.RequestURI = path // as a server reads it (origin form)
 	r.Header.Set("User-Agent", uaChrome)
