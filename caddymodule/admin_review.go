@@ -102,6 +102,9 @@ func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Deci
 		Rule:        d.Rule,
 		Version:     snap.Version,
 		VersionText: snap.Body,
+
+		BrowserDisallowed: d.BrowserDisallowed,
+		Evidence:          req.Evidence.Evidence,
 	}
 	if b := req.UA.Bot; b != nil {
 		e.Name, e.Operator = b.Name, b.Operator

@@ -152,6 +152,9 @@ func Event(e *Entry) review.Event {
 		DryRun:     e.DryRun,
 		Path:       e.URI,
 		Version:    e.RobotsVersion,
+
+		BrowserDisallowed: e.BrowserDisallowed,
+		Evidence:          EntryEvidence(e),
 	}
 	if e.RobotsAt != nil {
 		ev.RobotsAt = e.RobotsAt.Time

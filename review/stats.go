@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -96,6 +97,12 @@ type Event struct {
 	// version is seen, when given.
 	Version     string
 	VersionText []byte
+	// BrowserDisallowed marks a request whose User-Agent claims a browser
+	// for a path the robots.txt "*" group disallows, served or refused
+	// (enforce.Decision.BrowserDisallowed); Evidence is what was found
+	// against its claim (the request's evidence.Verdict), if anything.
+	BrowserDisallowed bool
+	Evidence          evidence.Evidence
 }
 
 // ReadThenIgnored is the one definition of "read robots.txt, then ignored
@@ -144,6 +151,7 @@ type Stats struct {
 	other    otherRow     // bots evicted to make room
 	series   *series
 	versions versions
+	claims   claimStats // browser claims on disallowed paths (claims.go)
 	dryRun   atomic.Uint64
 	// clock is a coarse clock (Unix nanoseconds) for events without a
 	// time, set by a ticker: reading the time costs more than recording.
@@ -296,10 +304,13 @@ func (s *Stats) Record(e *Event) {
 	if e.DryRun {
 		s.dryRun.Add(1)
 	}
-	if e.Version != "" && (e.Violation || e.RobotsTxt) {
+	if e.Version != "" && (e.Violation || e.RobotsTxt || e.BrowserDisallowed) {
 		s.versions.note(e.Version, e.VersionText, t, e.Violation)
 	}
-	path, _, _ := strings.Cut(e.Path, "?")
+	path := cutQuery(e.Path)
+	if e.BrowserDisallowed {
+		s.claims.record(e, path)
+	}
 	if e.Token == "" {
 		s.recordClass(e, t, path)
 		return

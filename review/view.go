@@ -58,6 +58,10 @@ type ZoneView struct {
 	// page, the blocks the logged decisions show in force at the end of
 	// the logs.
 	Blocked []BlockedClient `json:"blocked,omitempty"`
+	// BrowserDisallowed are the requests whose User-Agent claims a
+	// browser for a path the robots.txt "*" group disallows, served or
+	// refused.
+	BrowserDisallowed ClaimsView `json:"browser_disallowed"`
 }
 
 // BlockedClient is one client blocked now.
@@ -200,6 +204,7 @@ func (s *Stats) View(zone string, end time.Time) ZoneView {
 		return cmp.Or(cmp.Compare(b.Allowed+b.Refused+b.Throttled+b.Blocked, a.Allowed+a.Refused+a.Throttled+a.Blocked), cmp.Compare(a.Key, b.Key))
 	})
 	v.Series = s.series.view(end)
+	v.BrowserDisallowed = s.claims.view()
 	s.versions.mu.Lock()
 	for _, ver := range s.versions.list {
 		v.Versions = append(v.Versions, VersionView{ID: ver.id, First: unixTime(ver.first), Last: unixTime(ver.last.Load()),

@@ -57,6 +57,7 @@
     renderTotals(zs);
     renderChart(zs);
     renderBots(zs);
+    renderClaims(zs);
     renderBlocked(zs);
     renderProblems();
   }
@@ -227,6 +228,26 @@
       if (hl) hl.scrollIntoView({ block: "center" });
     }
     history.replaceState(null, "", `#robots-${z.zone}-${id}-L${line}`);
+  }
+
+  // The requests claiming a browser for a disallowed path, per zone:
+  // served and refused, by class and evidence, top paths and rules.
+  function renderClaims(zs) {
+    const rows = [];
+    for (const z of zs) {
+      const c = z.browser_disallowed;
+      if (!c || c.served + c.refused === 0) continue;
+      const counts = (m, f) => el("ul", {}, ...Object.keys(m || {}).sort().map((k) => el("li", { "data-key": k }, k + " ", f(m[k]))));
+      const byClass = counts(c.by_class, (n) => `${n.served} served, ${n.refused} refused`);
+      const ev = counts(c.evidence, (n) => `×${n}`);
+      const paths = el("ul", {}, ...(c.paths || []).map((p) => el("li", {}, el("code", {}, p.path), ` ×${p.count}`)));
+      const rules = el("ul", {}, ...(c.rules || []).map((r) => el("li", {}, ruleLink(z, r), ` ×${r.count}`)));
+      rows.push(el("tr", { "data-zone": z.zone }, el("td", {}, z.zone), el("td", { class: "num served" }, c.served.toLocaleString("en")),
+        el("td", { class: "num refused" }, c.refused.toLocaleString("en")), el("td", { class: "by-class" }, byClass), el("td", { class: "evidence" }, ev),
+        el("td", { class: "paths" }, paths), el("td", { class: "rules" }, rules)));
+    }
+    $("claims-section").hidden = rows.length === 0;
+    document.querySelector("#claims tbody").replaceChildren(...rows);
   }
 
   // What made a block, in words (enforce.BlockReason's names).
