@@ -84,31 +84,7 @@ func liveView(only string, now time.Time) review.View {
 // already tracked; the placeholders take two small allocations per request
 // (see BenchmarkObserve).
 func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Decision, snap *source.Snapshot) {
-	e := review.Event{
-		// No Time: the zone's statistics keep a coarse clock (100 ms),
-		// which is all their per-minute series and "last seen" need, and
-		// saves a clock read per request.
-		Token:       req.UA.Token(),
-		Class:       req.UA.Class,
-		Verdict:     req.Verdict,
-		Outcome:     review.OutcomeOf(d.Action, d.Reason),
-		Violation:   d.Violation || d.Action != enforce.Allow,
-		ReadRobots:  d.ReadRobots,
-		RobotsAt:    d.RobotsAt,
-		Reason:      d.Reason,
-		RobotsTxt:   d.Reason == enforce.ReasonRobotsTxt,
-		DryRun:      d.DryRun,
-		Path:        req.Target.Normal,
-		Rule:        d.Rule,
-		Version:     snap.Version,
-		VersionText: snap.Body,
-
-		BrowserDisallowed: d.BrowserDisallowed,
-		Evidence:          req.Evidence.Evidence,
-	}
-	if b := req.UA.Bot; b != nil {
-		e.Name, e.Operator = b.Name, b.Operator
-	}
+	e := review.DecisionEvent(req, d, snap.Version, snap.Body)
 	h.shared.stats.Record(&e)
 
 	// The placeholders: one provider per request, registered by the first

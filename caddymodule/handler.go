@@ -654,8 +654,7 @@ func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *ht
 
 // record counts, observes and (when noteworthy or sampled) logs a decision.
 func (h *Handler) record(r *http.Request, req *enforce.Request, d *enforce.Decision, ua string, snap *source.Snapshot, sig *signature.Result) {
-	h.metrics.Decision(d, req.UA.Class)
-	h.metrics.Claim(d, req.UA.Class, req.Evidence.Evidence)
+	h.metrics.Record(req, d)   // the decision, and what its browser claim showed
 	h.observe(r, req, d, snap) // admin_review.go: live statistics, placeholders
 	if d.BlockDropped {
 		h.metrics.BlockDropped(h.Zone)

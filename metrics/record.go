@@ -11,6 +11,15 @@ import (
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
+// Record counts the decision d of req: [Collectors.Decision] by its
+// client's class, and [Collectors.Claim] with the evidence judged against
+// its browser claim. It takes no lock and allocates nothing once the
+// decision's series was counted before.
+func (m *Collectors) Record(req *enforce.Request, d *enforce.Decision) {
+	m.Decision(d, req.UA.Class)
+	m.Claim(d, req.UA.Class, req.Evidence.Evidence)
+}
+
 // Decision counts a decision for a client of class. It takes no lock and
 // allocates nothing once the series was counted before.
 func (m *Collectors) Decision(d *enforce.Decision, class uaclass.Class) {

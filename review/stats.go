@@ -496,3 +496,34 @@ func cut(s string, n int) string {
 	}
 	return s
 }
+
+// DecisionEvent returns the event of the engine's decision d on req, judged
+// against the robots.txt version (a hash prefix) whose text is given, for
+// the live statistics. It has no Time: a zone's statistics keep a coarse
+// clock (100 ms), which is all their per-minute series and "last seen"
+// need, and which saves a clock read per request.
+func DecisionEvent(req *enforce.Request, d *enforce.Decision, version string, text []byte) Event {
+	e := Event{
+		Token:       req.UA.Token(),
+		Class:       req.UA.Class,
+		Verdict:     req.Verdict,
+		Outcome:     OutcomeOf(d.Action, d.Reason),
+		Violation:   d.Violation || d.Action != enforce.Allow,
+		ReadRobots:  d.ReadRobots,
+		RobotsAt:    d.RobotsAt,
+		Reason:      d.Reason,
+		RobotsTxt:   d.Reason == enforce.ReasonRobotsTxt,
+		DryRun:      d.DryRun,
+		Path:        req.Target.Normal,
+		Rule:        d.Rule,
+		Version:     version,
+		VersionText: text,
+
+		BrowserDisallowed: d.BrowserDisallowed,
+		Evidence:          req.Evidence.Evidence,
+	}
+	if b := req.UA.Bot; b != nil {
+		e.Name, e.Operator = b.Name, b.Operator
+	}
+	return e
+}

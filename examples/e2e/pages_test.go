@@ -36,6 +36,24 @@ const pageRowsJS = `[...document.querySelectorAll('#bots tbody tr')].map(tr => {
     blocked: c[7].textContent, violations: c[8].textContent, ignored: tr.classList.contains('ignored'), robots: c[9].textContent, rules: c[10].textContent};
 })`
 
+// claimRow is one zone's row of the table of browser claims on
+// disallowed paths, as a person reads it.
+type claimRow struct {
+	Zone     string `json:"zone"`
+	Served   string `json:"served"`
+	Refused  string `json:"refused"`
+	ByClass  string `json:"byClass"`
+	Evidence string `json:"evidence"`
+	Paths    string `json:"paths"`
+	Rules    string `json:"rules"`
+}
+
+// claimsJS reads the table of browser claims on disallowed paths.
+const claimsJS = `[...document.querySelectorAll('#claims tbody tr')].map(tr => {
+  const c = tr.children, li = (td) => [...td.querySelectorAll('li')].map(l => l.textContent).join('; ');
+  return {zone: tr.dataset.zone, served: c[1].textContent, refused: c[2].textContent, byClass: li(c[3]), evidence: li(c[4]), paths: li(c[5]), rules: li(c[6])};
+})`
+
 // blockedJS reads the blocked clients' list: IP, reason, and the reason
 // as the page says it.
 const blockedJS = `[...document.querySelectorAll('#blocked tbody tr')].map(tr => tr.dataset.ip + ' ' + tr.querySelector('td.why').dataset.reason + ': ' + tr.querySelector('td.why').textContent)`
@@ -126,6 +144,18 @@ func TestPagesAgree(t *testing.T) {
 	for range 4 {
 		req("192.0.2.30", firefox, "/", 200, "")
 	}
+	// A browser walks where robots may not: served, and counted (issue
+	// 25); its allowed path within is not.
+	page, err := os.ReadFile("../site/private/report.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/private/report.html", "/private/report.html", "/private/press/release.html"} {
+		code, guard, body := curl(t, s.front, path, firefox, "X-Forwarded-For: 192.0.2.31")
+		if code != 200 || guard != "" || path == "/private/report.html" && body != string(page) {
+			t.Fatalf("a browser's %s: %d %q, body %q; want the page served", path, code, guard, body)
+		}
+	}
 	req("192.0.2.66", firefox, "/private-archive/", 403, "blocked_client") // the trap
 	req("192.0.2.66", firefox, "/", 403, "blocked_client")
 
@@ -148,6 +178,7 @@ func TestPagesAgree(t *testing.T) {
 	url := startReview(t, admin)
 	b.run(t, "live page", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
 	live := eval[[]pageRow](t, b, pageRowsJS)
+	liveClaims := eval[[]claimRow](t, b, claimsJS)
 	liveBlocked := eval[[]string](t, b, blockedJS)
 	liveLayout := eval[pageLayout](t, b, layoutJS)
 	liveChart := eval[chartFit](t, b, chartFitJS)
@@ -168,6 +199,7 @@ func TestPagesAgree(t *testing.T) {
 	}
 	b.run(t, "report page", chromedp.Navigate("file://"+html), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
 	logs := eval[[]pageRow](t, b, pageRowsJS)
+	logsClaims := eval[[]claimRow](t, b, claimsJS)
 	logsBlocked := eval[[]string](t, b, blockedJS)
 	logsLayout := eval[pageLayout](t, b, layoutJS)
 	logsChart := eval[chartFit](t, b, chartFitJS)
@@ -234,8 +266,26 @@ func TestPagesAgree(t *testing.T) {
 		}, "verified, 4 refusals, the block_class rule")
 		check("gptbot (impostor)", func(r pageRow) bool { return r.Verified == "impostor" && r.Refused == "8" }, "8 impostor refusals in a row of their own")
 		check("(browser)", func(r pageRow) bool {
-			return r.Allowed == "4" && r.Blocked == "2" && (strings.Contains(r.Rules, "Disallow: /private-archive/ (trap: added to the served robots.txt)") || trapRule.MatchString(r.Rules))
-		}, "4 allowed, 2 blocked, the trap's rule")
+			return r.Allowed == "7" && r.Blocked == "2" && (strings.Contains(r.Rules, "Disallow: /private-archive/ (trap: added to the served robots.txt)") || trapRule.MatchString(r.Rules))
+		}, "7 allowed, 2 blocked, the trap's rule")
+	}
+
+	// Browser claims on disallowed paths (issue 25): the same row on both
+	// pages, and the same counts in "caddy robots report": the browser
+	// served /private/report.html twice, and refused the trap.
+	if len(liveClaims) != 1 || fmt.Sprint(liveClaims) != fmt.Sprint(logsClaims) {
+		t.Errorf("browser claims on disallowed paths:\n live %+v\n logs %+v", liveClaims, logsClaims)
+	} else if c := liveClaims[0]; c.Served != "2" || c.Refused != "1" || c.ByClass != "browser 2 served, 1 refused" || c.Evidence != "" ||
+		!strings.Contains(c.Paths, "/private/report.html ×2") || !strings.Contains(c.Paths, "/private-archive/ ×1") ||
+		!strings.Contains(c.Rules, "line 3: Disallow: /private/ ×2") || !trapRule.MatchString(c.Rules) {
+		t.Errorf("browser claims on disallowed paths: %+v, want 2 served on /private/report.html (line 3), 1 refused (the trap)", c)
+	}
+	text, err := exec.CommandContext(ctx, caddyBin, "robots", "report", s.moduleLog).CombinedOutput()
+	if err != nil {
+		t.Fatalf("report: %v %s", err, text)
+	}
+	if !strings.Contains(string(text), "\nbrowser claims on disallowed paths: 3 (served 2, refused 1)\n  by class:  browser 3\n") {
+		t.Errorf("caddy robots report does not count what the pages show:\n%s", text)
 	}
 
 	// Every block with its reason, on both pages: the trapped browser.
