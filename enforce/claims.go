@@ -19,10 +19,13 @@ func ClaimsBrowser(ua *uaclass.Result) bool {
 // "*" group, [policy.Policy.Match], no departures) disallows its target,
 // whatever the action: a browser is still served, a poser is refused by
 // its own rules. The rule is named in d.Rule and d.Group unless the
-// decision already names one (a poser's refusal, a trap). Nothing is
-// marked for /robots.txt, without a policy, or for a blocked client's
-// long target, which is never matched (see matchFirstBytes). It allocates
-// nothing.
+// decision already names one (a poser's refusal under the enforcer's
+// reading). Nothing is marked for /robots.txt, without a policy, or for a
+// blocked client's long target, which is never matched (see
+// matchFirstBytes). [Engine.Decide] calls it where a browser's or a
+// poser's decision is complete (a trap and a class block, which match the
+// "*" group themselves, mark it there), so that a bot's decision costs
+// nothing more. It allocates nothing.
 func (e *Engine) claimWalk(d *Decision, req *Request, p *policy.Policy) {
 	if p == nil || !ClaimsBrowser(&req.UA) || d.Reason == ReasonRobotsTxt ||
 		d.Reason == ReasonBlockedClient && longTarget(&req.Target) {

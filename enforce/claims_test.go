@@ -2,6 +2,7 @@ package enforce
 
 import (
 	"net/http"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -40,6 +41,8 @@ func TestClaimWalk(t *testing.T) {
 		{"poser, disallowed", "/private/a.html", Config{}, library(), uaclass.Poser, Deny, true, "Disallow: /private/"},
 		{"poser, allowed", "/index.html", Config{}, library(), uaclass.Poser, Allow, false, ""},
 		{"poser log mode, disallowed", "/private/a.html", Config{Posers: PosersLog}, library(), uaclass.Browser, Allow, true, "Disallow: /private/"},
+		{"poser, class blocked", "/private/a.html", Config{BlockClasses: []uaclass.Class{uaclass.Poser}}, library(), uaclass.Poser, Deny, true, "Disallow: /private/"},
+		{"browser, allowlisted address", "/private/a.html", Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}}, nav, uaclass.Browser, Allow, true, "Disallow: /private/"},
 		{"bot, disallowed", "/private/a.html", Config{}, http.Header{"User-Agent": {uaExample}}, uaclass.OtherBot, Deny, false, "Disallow: /"},
 	} {
 		e := newEngine(t, tc.cfg, clock)

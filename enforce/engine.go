@@ -122,15 +122,8 @@ func New(cfg Config, store Store) (*Engine, error) {
 //
 // Whatever the action, a request whose User-Agent claims a browser (class
 // browser, or a poser) for a path the "*" group disallows is marked
-// BrowserDisallowed (claims.go).
+// BrowserDisallowed (claimWalk, claims.go).
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
-	d := e.decide(req, p)
-	e.claimWalk(&d, req, p) // claims.go
-	return d
-}
-
-// decide is [Engine.Decide] but for the BrowserDisallowed mark.
-func (e *Engine) decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
 	ua := &req.UA
 	d := Decision{DryRun: e.cfg.DryRun, Person: ua.Class == uaclass.Browser}
@@ -148,6 +141,7 @@ func (e *Engine) decide(req *Request, p *policy.Policy) Decision {
 	}
 	if e.allowlistedIP(req.IP) {
 		d.Reason = ReasonAllowlisted
+		e.claimWalk(&d, req, p)
 		return d
 	}
 	if e.traps != nil && e.traps.ContainsTarget(&req.Target) {
@@ -164,6 +158,7 @@ func (e *Engine) decide(req *Request, p *policy.Policy) Decision {
 			d = e.refuse(d, ReasonBlockedClient, out)
 			d.Action, d.Hold = Deny, 0
 		}
+		e.claimWalk(&d, req, p)
 		return d
 	}
 	if ua.Class == uaclass.Bad && !e.cfg.AllowBadAgents || req.Verdict == uaclass.Impostor && !e.cfg.AllowImpostors {
@@ -209,6 +204,7 @@ func (e *Engine) decide(req *Request, p *policy.Policy) Decision {
 		// the site's own rules may allow what the class block adds.
 		if ref := reference(p, ua.Tokens, &req.Target); !ref.Allowed {
 			classBlocked, d.Group, d.Rule = true, ref.Agent, ref.Rule
+			d.BrowserDisallowed = ClaimsBrowser(ua) // a poser has no tokens: ref is the "*" group's
 		}
 	}
 	if classBlocked || req.Invalid {
@@ -226,6 +222,9 @@ func (e *Engine) decide(req *Request, p *policy.Policy) Decision {
 
 	res := e.match(req, p) // reading.go
 	d.Group, d.Rule = res.Agent, res.Rule
+	if ua.Class == uaclass.Poser {
+		e.claimWalk(&d, req, p) // the reference reading, which res is not
+	}
 
 	if !res.Allowed && unlessFeed(req, res) {
 		d.UnlessFeed, d.Departure, res.Allowed = true, res.Departure, true
@@ -320,6 +319,7 @@ func (e *Engine) trap(d Decision, req *Request, p *policy.Policy, addr Key, now 
 		return d, false
 	}
 	d.Group, d.Rule = ref.Agent, ref.Rule
+	d.BrowserDisallowed = ClaimsBrowser(&req.UA) // no tokens: ref is the "*" group's
 	op := e.op(Op{Block: true, Why: WhyTrap})
 	if req.CrossSite {
 		op = Op{Peek: true}
