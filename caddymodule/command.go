@@ -78,6 +78,7 @@ func (s siteHandler) Robots(ctx context.Context) ([]byte, error) {
 }
 
 func (s siteHandler) Bots() []uaclass.Bot { return s.h.Bots }
+func (s siteHandler) OwnRobots() bool     { return s.h.Robots == "" }
 
 func (s siteHandler) Ranges(ctx context.Context) (map[string][]*uaclass.RangeList, []string, error) {
 	_, src, err := verifierOptions(s.h.Verify, s.h.Bots)
@@ -103,14 +104,14 @@ func (s siteHandler) Prepare(now func() time.Time) error {
 	if h.classifier, err = uaclass.New(uaclass.Options{Extra: h.Bots, CacheBytes: -1}); err != nil {
 		return fmt.Errorf("bots: %v", err)
 	}
-	h.engine, err = enforce.New(cfg, nil)
-	return err
+	if h.engine, err = enforce.New(cfg, nil); err != nil {
+		return err
+	}
+	h.reader = &enforce.Reader{Classifier: h.classifier, Engine: h.engine, Canonical: h.Canonical != "off"}
+	return nil
 }
 
 func (s siteHandler) Classify(ua string) uaclass.Result       { return s.h.classifier.Classify(ua) }
 func (s siteHandler) Additions(r *policy.Robots) policy.Added { return s.h.additions(r) }
 
-func (s siteHandler) Decide(req *enforce.Request, p *policy.Policy, raw, scheme string) (enforce.Decision, string, error) {
-	v, err := s.h.decide(req, p, raw, scheme)
-	return v.Decision, v.canonURL, err
-}
+func (s siteHandler) Reader() *enforce.Reader { return s.h.reader }

@@ -12,10 +12,17 @@ import (
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/source"
 	"github.com/robotsguard/robotsguard/uaclass"
 	"github.com/robotsguard/robotsguard/upstream"
+)
+
+// log_repeats' default and bound (report.DefaultRepeats, MaxRepeats).
+const (
+	defaultLogRepeats = report.DefaultRepeats
+	maxLogRepeats     = report.MaxRepeats
 )
 
 // settings is what the checked configuration gives Provision, besides the

@@ -8,7 +8,6 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -347,6 +346,7 @@ type Handler struct {
 	opsLogger  *zap.Logger // reload and configuration problems, for Caddy's main log
 	serve      bool        // ServeRobots resolved
 	engine     *enforce.Engine
+	reader     *enforce.Reader // the one reading of a request (enforce.Reader.Read)
 	classifier *uaclass.Classifier
 	verifier   *uaclass.Verifier
 	// Their keys in kept.go's pool, released by Cleanup.
@@ -450,6 +450,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("robots_guard: %v", err)
 	}
+	h.reader = &enforce.Reader{Classifier: h.classifier, Agents: h.agents, Verifier: h.verifier, Engine: h.engine, Canonical: h.Canonical != "off"}
 	h.refusals = enforce.NewRefusals(enforce.RefusalOptions{DenyStatus: h.DenyStatus, DenyBody: h.DenyBody, ThrottleStatus: h.ThrottleStatus, ThrottleBody: h.ThrottleBody})
 	watchCtx, cancel := context.WithCancel(ctx)
 	h.cancel = cancel
@@ -556,40 +557,24 @@ func (h *Handler) sweep(ctx context.Context) {
 	}
 }
 
-// ServeHTTP classifies the request, decides, and serves, refuses or passes
-// it on.
+// ServeHTTP reads the request (enforce.Reader.Read, with the facts only
+// Caddy knows), decides, records the decision, and serves, refuses or
+// passes the request on.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if h.next != nil { // the site's own robots.txt: fetched once a request has come in, then kept fresh
 		h.next.reached(next, r)
 	}
 	snap := h.source.Snapshot()
-	ua := r.Header.Get("User-Agent")
-	req := enforce.Request{
-		IP:        clientIP(r),
-		UA:        h.classifier.Classify(ua),
-		Method:    r.Method,
-		Host:      r.Host,
-		CrossSite: enforce.CrossSite(r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Referer"), r.Host),
-	}
-	var stack evidence.TLS
-	req.JA4, stack = h.requestTLS(r) // tlsfingerprint.go
-	sig := h.agents.Check(r)         // Web Bot Auth signatures, if any
-	if sig.Outcome != signature.None {
-		req.UA, req.Verdict, req.Signed = sig.Identify(h.classifier, req.UA, req.Verdict)
-	}
-	req.Dest, req.Accept = r.Header.Get("Sec-Fetch-Dest"), r.Header.Get("Accept")
-	h.engine.Judge(&req, r.Method, r.Header, stack, origin(r))
-	if h.verifier != nil && req.Verdict == uaclass.NotClaimed && req.UA.Bot != nil && req.UA.Bot.Verify != "" {
-		req.Verdict = h.verifier.Verify(r.Context(), req.IP, req.UA)
-	}
-	v, err := h.decide(&req, snap.Policy, requestURI(r), scheme(r))
-	if err != nil {
+	f := h.facts(r)
+	var rd enforce.Reading
+	if err := h.reader.Read(r, &f, snap.Policy, &rd); err != nil {
 		// No client sends a fragment; servers read "/#/../x" as "/x".
 		return caddyhttp.Error(http.StatusBadRequest, err)
 	}
-	d, canonURL, nonCanonical, normal := v.Decision, v.canonURL, v.nonCanonical, req.Target.Normal
+	req := &rd.Request
+	d := h.engine.Decide(req, snap.Policy)
 	if !d.FeedOnly() { // else recorded once the response is known (serveFeed)
-		h.record(r, &req, &d, ua, snap, &sig)
+		h.record(r, &rd, &d, snap)
 	}
 	if d.Enforced() {
 		if d.Action == enforce.Tarpit {
@@ -607,11 +592,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		return next.ServeHTTP(w, r)
 	}
-	if canonURL != "" {
-		w.Header().Set("Link", "<"+canonURL+">; rel=\"canonical\"")
+	if rd.Canonical != "" {
+		w.Header().Set("Link", "<"+rd.Canonical+">; rel=\"canonical\"")
 		human := req.UA.Class == uaclass.Browser
-		if nonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && getOrHead && !d.FeedOnly() {
-			redirect(w, r, canonURL)
+		if rd.NonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && getOrHead && !d.FeedOnly() {
+			redirect(w, r, rd.Canonical)
 			return nil
 		}
 	}
@@ -620,6 +605,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		gate = enforce.NewFeedGate(w, d.DryRun)
 		w = gate
 	}
+	normal := req.Target.Normal
 	if len(h.index) > 0 {
 		if add := h.index.ForTarget(normal); add != nil {
 			w = &robotsTagWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
@@ -631,7 +617,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 	}
 	if gate != nil {
-		return h.serveFeed(gate, w, r, next, &req, d, ua, snap, &sig)
+		return h.serveFeed(gate, w, r, next, &rd, d, snap)
 	}
 	return next.ServeHTTP(w, r)
 }
@@ -642,10 +628,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // (enforce.FeedGate, which needs no Caddy). The decision is completed,
 // counted and logged once the response is known, and a held response is
 // answered with the refusal.
-func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, req *enforce.Request, d enforce.Decision, ua string, snap *source.Snapshot, sig *signature.Result) error {
+func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, rd *enforce.Reading, d enforce.Decision, snap *source.Snapshot) error {
 	err := next.ServeHTTP(w, r)
-	d = h.engine.FeedOutcome(req, d, gate.Done(err))
-	h.record(r, req, &d, ua, snap, sig)
+	d = h.engine.FeedOutcome(&rd.Request, d, gate.Done(err))
+	h.record(r, rd, &d, snap)
 	if !gate.Held() {
 		return err
 	}
@@ -653,53 +639,25 @@ func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *ht
 }
 
 // record counts, observes and (when noteworthy or sampled) logs a decision.
-func (h *Handler) record(r *http.Request, req *enforce.Request, d *enforce.Decision, ua string, snap *source.Snapshot, sig *signature.Result) {
+func (h *Handler) record(r *http.Request, rd *enforce.Reading, d *enforce.Decision, snap *source.Snapshot) {
+	req := &rd.Request
 	h.metrics.Record(req, d)   // the decision, and what its browser claim showed
 	h.observe(r, req, d, snap) // admin_review.go: live statistics, placeholders
 	if d.BlockDropped {
 		h.metrics.BlockDropped(h.Zone)
 	}
 	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
-		h.logDecision(req, d, ua, r, snap, sig)
+		h.decisions.Write(req, d, rd.UserAgent, rd.URI, snap.Version, &rd.Signature)
 	}
 }
 
-// verdict is a decision with the canonical URL it was taken on.
-type verdict struct {
-	enforce.Decision
-	// canonURL is the canonical URL by the robots.txt's QueryParam, Domain
-	// and IndexPage fields, or "" (no such fields, or canonical off).
-	canonURL string
-	// nonCanonical reports that the request's URL is not canonURL.
-	nonCanonical bool
-}
-
-// decide reads the request target raw (as the client sent it), adds the
-// canonical URL's target to the spellings to check, and decides: the one
-// decision of ServeHTTP and of "caddy robots check". It fails only for a
-// target with '#' (policy.ErrFragment), which must be answered 400.
-func (h *Handler) decide(req *enforce.Request, p *policy.Policy, raw, scheme string) (verdict, error) {
-	var v verdict
-	target, err := policy.ParseTarget(raw)
-	if errors.Is(err, policy.ErrFragment) {
-		return v, err
-	}
-	req.Target, req.Invalid = target, err != nil
-	req.BrowserLike = req.UA.BrowserLike
-	if h.Canonical != "off" && p.HasCanonical() {
-		var canonTarget string
-		v.canonURL, canonTarget, v.nonCanonical = p.Canonical(req.UA.Tokens, scheme, req.Host, target.Normal)
-		if v.nonCanonical {
-			req.Target.AddVariant(canonTarget)
-		}
-		if !p.HasDomain() {
-			// Without a Domain the host would be the request's own: never
-			// echo a Host header into Link or Location.
-			v.canonURL = policy.RelativeRef(canonTarget)
-		}
-	}
-	v.Decision = h.engine.Decide(req, p)
-	return v, nil
+// facts returns what only Caddy knows of r (enforce.Facts): the client IP
+// after trusted_proxies, the target as the client sent it, the scheme and
+// origin, and the TLS fingerprint (tlsfingerprint.go).
+func (h *Handler) facts(r *http.Request) enforce.Facts {
+	f := enforce.Facts{ClientIP: clientIP(r), URI: requestURI(r), Scheme: scheme(r), Origin: origin(r)}
+	f.JA4, f.TLS = h.requestTLS(r)
+	return f
 }
 
 // scheme returns the request's scheme.

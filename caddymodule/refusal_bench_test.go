@@ -119,26 +119,37 @@ func BenchmarkRefusal(b *testing.B) {
 	r := requests(false)[0]
 	r = r.WithContext(context.WithValue(r.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
 	snap := h.source.Snapshot()
-	req := enforce.Request{IP: clientIP(r), UA: h.classifier.Classify(ua), Method: r.Method, Host: r.Host}
-	v, _ := h.decide(&req, snap.Policy, requestURI(r), "http")
+	f := h.facts(r)
+	var rd enforce.Reading
+	if err := h.reader.Read(r, &f, snap.Policy, &rd); err != nil {
+		b.Fatal(err)
+	}
+	d := h.engine.Decide(&rd.Request, snap.Policy)
 	b.Run("piece=classify", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			h.classifier.Classify(ua)
 		}
 	})
+	b.Run("piece=read", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			f := h.facts(r)
+			var rd enforce.Reading
+			_ = h.reader.Read(r, &f, snap.Policy, &rd)
+		}
+	})
 	b.Run("piece=decide", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			req := enforce.Request{IP: req.IP, UA: req.UA, Method: r.Method, Host: r.Host}
-			h.decide(&req, snap.Policy, requestURI(r), "http")
+			h.engine.Decide(&rd.Request, snap.Policy)
 		}
 	})
 	b.Run("piece=observe", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			rr := asCaddyServes(r)
-			h.observe(rr, &req, &v.Decision, snap)
+			h.observe(rr, &rd.Request, &d, snap)
 		}
 	})
 	b.Run("piece=refuse", func(b *testing.B) {
@@ -146,13 +157,13 @@ func BenchmarkRefusal(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			clear(w.h)
-			h.refuse(w, r, &v.Decision, snap.Policy)
+			h.refuse(w, r, &d, snap.Policy)
 		}
 	})
 	b.Run("piece=log_repeat", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			h.logDecision(&req, &v.Decision, ua, r, snap, nil)
+			h.decisions.Write(&rd.Request, &d, rd.UserAgent, rd.URI, snap.Version, nil)
 		}
 	})
 }

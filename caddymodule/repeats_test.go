@@ -409,13 +409,15 @@ func TestLogRepeatsNoAlloc(t *testing.T) {
 	ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: "192.0.2.1"})
 	r = r.WithContext(ctx)
 	snap := h.source.Snapshot()
-	req := enforce.Request{IP: clientIP(r), UA: h.classifier.Classify(uaRogue), Method: "GET", Host: r.Host}
-	v, err := h.decide(&req, snap.Policy, requestURI(r), "http")
-	if err != nil || v.Action != enforce.Deny {
-		t.Fatalf("%+v %v", v.Decision, err)
+	f := h.facts(r)
+	var rd enforce.Reading
+	err := h.reader.Read(r, &f, snap.Policy, &rd)
+	d := h.engine.Decide(&rd.Request, snap.Policy)
+	if err != nil || d.Action != enforce.Deny {
+		t.Fatalf("%+v %v", d, err)
 	}
-	h.logDecision(&req, &v.Decision, uaRogue, r, snap, nil) // the first, logged in full
-	if allocs := testing.AllocsPerRun(1000, func() { h.logDecision(&req, &v.Decision, uaRogue, r, snap, nil) }); allocs != 0 {
+	h.decisions.Write(&rd.Request, &d, rd.UserAgent, rd.URI, snap.Version, nil) // the first, logged in full
+	if allocs := testing.AllocsPerRun(1000, func() { h.decisions.Write(&rd.Request, &d, rd.UserAgent, rd.URI, snap.Version, nil) }); allocs != 0 {
 		t.Errorf("a repeat allocates %v times", allocs)
 	}
 }

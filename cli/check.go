@@ -14,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/tlsprint"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -24,13 +26,22 @@ func checkCommand(env *Caddy) *cobra.Command {
 		Short: "Says whether a User-Agent may fetch URLs, as the robots_guard handler decides",
 		Long: `
 Says for each URL whether the User-Agent may fetch it, with the handler's
-own decision: the same reading of the target, the same canonical-URL check,
-the same engine, on the robots.txt the handler serves. With --config (a
+own decision: the same reading of the request (class, the evidence against
+a browser's claim, the target and its spellings, the canonical URL), the
+same engine, on the robots.txt the handler serves. With --config (a
 Caddyfile or JSON; --site picks one of several robots_guard handlers by
 host, server name or listen address) it uses the site's settings: its bot
-entries, block_class, traps and allow lists (--ip sets the client address);
-without, the defaults. UA may be a product token (Googlebot/2.1) or a whole
-User-Agent.
+entries, block_class, traps and allow lists; without, the defaults. A
+robots_guard without a robots line enforces the site's own robots.txt:
+check then runs the config in this process (loopback ports, no admin API)
+and reads what the handler after robots_guard answers for GET /robots.txt.
+UA may be a product token (Googlebot/2.1) or a whole User-Agent.
+
+What only a server knows of a request comes from flags, and check says on
+standard error which it assumed: --ip (the client address), --header
+(fields besides the User-Agent; without any, a browser's claim is judged by
+its User-Agent alone), --ja4 (the TLS fingerprint; unknown, no evidence,
+without it). A crawler's claim is not verified (no DNS lookups offline).
 
 Output: one line per URL, tab-separated: "allowed", "disallowed",
 "feed-only" (a feed reader the "*" group disallows: served only a feed) or
@@ -52,6 +63,8 @@ the config or the robots.txt file is wrong or unreadable.`,
 	c.Flags().StringP("robots", "r", "", "robots.txt file (default: the site's robots.txt in --config: its file, or its application's URL, fetched once)")
 	c.Flags().StringP("user-agent", "A", "", "product token or User-Agent string")
 	c.Flags().String("ip", "192.0.2.1", "client IP the requests come from (for allow_ip)")
+	c.Flags().StringArrayP("header", "H", nil, `header field the requests send besides the User-Agent ("Sec-Fetch-Mode: navigate"); repeatable`)
+	c.Flags().String("ja4", "", "JA4 fingerprint of the requests' TLS handshake")
 	c.Flags().Bool("batch", false, "read JSON Lines from standard input")
 	siteFlags(c)
 	c.RunE = runE(func(cmd *cobra.Command, args []string) error {
@@ -64,14 +77,25 @@ the config or the robots.txt file is wrong or unreadable.`,
 		if err != nil {
 			return fmt.Errorf("--ip: %v", err)
 		}
-		// The site's robots.txt as its handler reads it (a file, or the
-		// application's URL fetched once), unless --robots names one.
+		// The site's robots.txt as its handler reads it (a file, the
+		// application's URL fetched once, or without a robots line what
+		// the handler after it answers), unless --robots names one.
 		file, _ := cmd.Flags().GetString("robots")
+		config, _ := cmd.Flags().GetString("config")
 		var data []byte
-		if file != "" {
+		from := file
+		switch {
+		case file != "":
 			data, err = os.ReadFile(file)
-		} else {
+		case config != "" && site.OwnRobots():
+			adapter, _ := cmd.Flags().GetString("adapter")
+			name, _ := cmd.Flags().GetString("site")
+			data, from, err = ownRobots(cmd.Context(), env, config, adapter, name, firstHost(args))
+		case config != "":
+			from = "the site's robots line"
 			data, err = site.Robots(cmd.Context())
+		default:
+			from = "none (no --robots, no --config): no rules"
 		}
 		if err != nil {
 			return err
@@ -80,6 +104,11 @@ the config or the robots.txt file is wrong or unreadable.`,
 		if err != nil {
 			return err
 		}
+		if ck.Header, err = headerFlags(cmd); err != nil {
+			return err
+		}
+		ck.JA4, _ = cmd.Flags().GetString("ja4")
+		fmt.Fprintf(cmd.ErrOrStderr(), "check: robots.txt: %s\ncheck assumes: %s\n", from, strings.Join(ck.Assumptions(), "; "))
 		if batch, _ := cmd.Flags().GetBool("batch"); batch {
 			return ck.batch(cmd.InOrStdin(), cmd.OutOrStdout(), data)
 		}
@@ -98,6 +127,11 @@ the config or the robots.txt file is wrong or unreadable.`,
 // serves (the site's file with the handler's additions). A Checker is not
 // safe for concurrent use.
 type Checker struct {
+	// Header holds the header fields the requests send besides the
+	// User-Agent (--header), and JA4 their TLS fingerprint (--ja4).
+	Header http.Header
+	JA4    string
+
 	site Site
 	ip   netip.Addr
 	now  time.Time
@@ -235,23 +269,25 @@ type ReadingResult struct {
 }
 
 // Check decides on one URL for ua under the site's robots.txt body
-// robots. It fails only for a URL the handler answers 400.
+// robots: the request is read as the handler reads it
+// (enforce.Reader.Read), with the facts only a server knows taken from the
+// Checker (Assumptions), and decided by the handler's engine. It fails
+// only for a URL the handler answers 400.
 func (ck *Checker) Check(robots []byte, ua, rawURL string) (CheckResult, error) {
 	p := ck.Policy(robots)
-	req := enforce.Request{IP: ck.ip, UA: ck.site.Classify(ua), Method: http.MethodGet}
-	if len(req.UA.Tokens) == 0 && !strings.ContainsAny(ua, " ();") && policy.ProductToken(ua) != "" {
-		// A bare product token names itself, as RFC 9309 reads it.
-		req.UA.Tokens = []string{policy.ProductToken(ua)}
-	}
-	scheme := "http"
-	if u, err := url.Parse(rawURL); err == nil && u.Host != "" {
-		scheme, req.Host = u.Scheme, u.Host
-	}
-	d, canonURL, err := ck.site.Decide(&req, p, policy.TargetOf(rawURL), scheme)
-	if err != nil {
+	r, f := ck.request(ua, rawURL)
+	var rd enforce.Reading
+	if err := ck.site.Reader().Read(r, &f, p, &rd); err != nil {
 		return CheckResult{}, err
 	}
-	out := CheckResult{URL: rawURL, Allowed: !d.Enforced(), Reason: string(d.Reason), Class: req.UA.Class.String(), Group: d.Group, Canonical: canonURL}
+	req := &rd.Request
+	if len(req.UA.Tokens) == 0 && !strings.ContainsAny(ua, " ();") && policy.ProductToken(ua) != "" {
+		// A bare product token names itself, as RFC 9309 reads it: the
+		// value of --user-agent, not a User-Agent a client sends.
+		req.UA.Tokens = []string{policy.ProductToken(ua)}
+	}
+	d := ck.site.Reader().Engine.Decide(req, p)
+	out := CheckResult{URL: rawURL, Allowed: !d.Enforced(), Reason: string(d.Reason), Class: req.UA.Class.String(), Group: d.Group, Canonical: rd.Canonical}
 	if d.Rule != nil {
 		out.Line, out.Rule, out.Added = d.Rule.Line, d.Rule.String(), d.Rule.Line > ck.owner
 	}
@@ -259,7 +295,7 @@ func (ck *Checker) Check(robots []byte, ua, rawURL string) (CheckResult, error) 
 		out.Reason = string(enforce.ReasonFeed)
 	}
 	if d.Reason != enforce.ReasonDisallowed {
-		out.Usage = usageOf(p, &req)
+		out.Usage = usageOf(p, req)
 	}
 	if req.UA.Class != uaclass.Browser {
 		g := p.MatchReading(req.UA.Tokens, &req.Target, policy.GoogleReading)
@@ -269,6 +305,80 @@ func (ck *Checker) Check(robots []byte, ua, rawURL string) (CheckResult, error) 
 		}
 	}
 	return out, nil
+}
+
+// request returns the request check decides on for ua and rawURL, and the
+// facts only a server knows of it, from the Checker's (see Assumptions):
+// GET of the URL's target as written, to its host, from the Checker's IP,
+// with the User-Agent and the Checker's header fields, over the URL's
+// scheme, with the Checker's TLS fingerprint.
+func (ck *Checker) request(ua, rawURL string) (*http.Request, enforce.Facts) {
+	r := &http.Request{Method: http.MethodGet, Header: http.Header{}, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+	for k, v := range ck.Header {
+		r.Header[k] = v
+	}
+	r.Header.Set("User-Agent", ua)
+	f := enforce.Facts{ClientIP: ck.ip, URI: policy.TargetOf(rawURL), Scheme: "http", Origin: evidence.Insecure}
+	if u, err := url.Parse(rawURL); err == nil && u.Host != "" {
+		f.Scheme, r.Host = u.Scheme, u.Host
+	}
+	if f.Scheme == "https" && len(ck.Header) > 0 {
+		// Without header fields check does not know what a browser would
+		// send, and judges its claim by the User-Agent alone, as over
+		// plain HTTP (where browsers send no Fetch Metadata).
+		f.Origin = evidence.Secure
+	}
+	if ck.JA4 != "" {
+		f.JA4, f.TLS = ck.JA4, evidence.TLS(tlsprint.Lookup(ck.JA4))
+	}
+	return r, f
+}
+
+// Assumptions says which facts of a request, which only the server
+// knows, check takes from its flags or assumes: the client address, the
+// header fields besides the User-Agent, the TLS fingerprint, and the
+// verification of a crawler's claim.
+func (ck *Checker) Assumptions() []string {
+	a := []string{"the requests come from " + ck.ip.String() + " (--ip)"}
+	if len(ck.Header) == 0 {
+		a = append(a, "they send no header field but the User-Agent, and a browser's claim is judged by its User-Agent alone (--header sends a browser's fields, and judges them over https as the handler does)")
+	} else {
+		a = append(a, "they send the --header fields; a browser's claim is judged by them over https, as the handler judges it")
+	}
+	if ck.JA4 == "" {
+		a = append(a, "their TLS fingerprint is unknown, which is no evidence (--ja4)")
+	} else if s := tlsprint.Lookup(ck.JA4); !s.Known {
+		a = append(a, "their TLS fingerprint "+ck.JA4+" is one the table does not know, which is no evidence")
+	}
+	return append(a, "a crawler's claim is not verified: check looks up no DNS and no published ranges")
+}
+
+// firstHost returns the host of the first URL of args that names one.
+func firstHost(args []string) string {
+	for _, a := range args {
+		if u, err := url.Parse(a); err == nil && u.Host != "" {
+			return u.Host
+		}
+	}
+	return ""
+}
+
+// headerFlags reads the --header flags ("Name: value").
+func headerFlags(cmd *cobra.Command) (http.Header, error) {
+	fields, _ := cmd.Flags().GetStringArray("header")
+	h := http.Header{}
+	for _, f := range fields {
+		name, value, ok := strings.Cut(f, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, fmt.Errorf("--header %q: want \"Name: value\"", f)
+		}
+		if http.CanonicalHeaderKey(name) == "User-Agent" {
+			return nil, fmt.Errorf("--header %q: the User-Agent is --user-agent's", f)
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	return h, nil
 }
 
 func reading(r policy.Result) ReadingResult {

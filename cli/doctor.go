@@ -196,29 +196,8 @@ func decodeTree(data []byte) (map[string]any, error) {
 // its state in process and does not verify by DNS (the doctor's requests
 // come from loopback).
 func (d *doctor) prepare(run map[string]any, guards []*guardSite, dir string) ([]byte, error) {
-	moved := map[int]int{}
-	for _, s := range d.srvs {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range s.listen {
-			if p, ok := listenPort(l); ok {
-				moved[p] = port
-			}
-		}
-		s.listen = []string{"127.0.0.1:" + strconv.Itoa(port)}
-		s.raw["listen"] = []any{s.listen[0]}
-		s.raw["automatic_https"] = map[string]any{"disable": true}
-		delete(s.raw, "tls_connection_policies")
-		delete(s.raw, "listener_wrappers")
-	}
-	for _, s := range d.srvs {
-		for k, v := range s.raw {
-			if k != "listen" {
-				s.raw[k] = follow(v, moved)
-			}
-		}
+	if _, err := moveServers(d.srvs); err != nil { // ownrobots.go
+		return nil, err
 	}
 	for _, g := range guards {
 		_, g.store = g.handler["store"]

@@ -26,6 +26,10 @@ type Site interface {
 	// file, or the application's URL fetched once. It returns nil and no
 	// error when the site has no rules.
 	Robots(ctx context.Context) ([]byte, error)
+	// OwnRobots reports that the site has no robots option: the handler
+	// enforces the site's own robots.txt, what the handler after it
+	// answers for GET /robots.txt, and Robots returns nil for it.
+	OwnRobots() bool
 	// Bots returns the site's bot entries.
 	Bots() []uaclass.Bot
 	// Ranges reads the lists of IP ranges the site verifies crawlers by,
@@ -36,9 +40,9 @@ type Site interface {
 	// BlockClasses returns the names of the classes the site's
 	// block_class shuts out, as configured.
 	BlockClasses() []string
-	// Prepare checks the settings and builds the handler's classifier and
-	// engine, with now as the engine's clock. Classify, Additions and
-	// Decide may be called only after Prepare succeeded.
+	// Prepare checks the settings and builds the handler's classifier,
+	// engine and reader, with now as the engine's clock. Classify,
+	// Additions and Reader may be called only after Prepare succeeded.
 	Prepare(now func() time.Time) error
 	// Classify classifies a User-Agent with the site's bot entries.
 	Classify(ua string) uaclass.Result
@@ -46,10 +50,11 @@ type Site interface {
 	// owner in the file it serves (blocked classes, traps, sitemaps; see
 	// policy.Serve).
 	Additions(owner *policy.Robots) policy.Added
-	// Decide reads the request target raw and decides on req as the
-	// handler does, under p. It returns the decision and the canonical
-	// URL, if any; it fails only for a target the handler answers 400.
-	Decide(req *enforce.Request, p *policy.Policy, raw, scheme string) (d enforce.Decision, canonURL string, err error)
+	// Reader returns the handler's reading of a request, with its
+	// classifier, its engine (Reader().Engine decides) and its
+	// canonical setting; without Web Bot Auth agents and without a
+	// verifier, which need the network.
+	Reader() *enforce.Reader
 }
 
 // siteFlags adds the flags that select a site's robots_guard settings.

@@ -20,6 +20,7 @@ type rawSite struct{ raw string }
 
 func (s rawSite) Robots(context.Context) ([]byte, error) { return nil, nil }
 func (s rawSite) Bots() []uaclass.Bot                    { return nil }
+func (s rawSite) OwnRobots() bool                        { return false }
 func (s rawSite) Ranges(context.Context) (map[string][]*uaclass.RangeList, []string, error) {
 	return nil, nil, nil
 }
@@ -27,9 +28,7 @@ func (s rawSite) BlockClasses() []string                { return nil }
 func (s rawSite) Prepare(func() time.Time) error        { return nil }
 func (s rawSite) Classify(string) uaclass.Result        { return uaclass.Result{} }
 func (s rawSite) Additions(*policy.Robots) policy.Added { return policy.Added{} }
-func (s rawSite) Decide(*enforce.Request, *policy.Policy, string, string) (enforce.Decision, string, error) {
-	return enforce.Decision{}, "", nil
-}
+func (s rawSite) Reader() *enforce.Reader               { return nil }
 
 // testCaddy knows no config adapter and makes rawSites.
 var testCaddy = &Caddy{

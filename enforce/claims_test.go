@@ -46,8 +46,7 @@ func TestClaimWalk(t *testing.T) {
 		{"bot, disallowed", "/private/a.html", Config{}, http.Header{"User-Agent": {uaExample}}, uaclass.OtherBot, Deny, false, "Disallow: /"},
 	} {
 		e := newEngine(t, tc.cfg, clock)
-		r := req("192.0.2.20", tc.h.Get("User-Agent"), tc.target)
-		e.Judge(r, "GET", tc.h, evidence.TLS{}, evidence.Secure)
+		r := readReq(t, e, "192.0.2.20", "example.com", tc.target, "GET", tc.h, evidence.TLS{}, evidence.Secure, "")
 		d := e.Decide(r, p)
 		rule := ""
 		if d.Rule != nil {

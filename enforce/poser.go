@@ -38,15 +38,17 @@ func ParsePoserMode(s string) (PoserMode, error) {
 	return 0, fmt.Errorf("unknown mode %q (want enforce, log or off)", s)
 }
 
-// Judge holds a browser's claim (uaclass.Result.Claim) to how the request
-// speaks (evidence.Judge): h and method are the request's headers and
-// method, t what the TLS fingerprint table says of its handshake, o how the
-// client saw the site. Any evidence is kept in req.Evidence, for logs and
-// metrics. Decisive evidence makes the client a poser: its class becomes
-// uaclass.Poser, with no product token and no browser's allowance, so that
-// [Engine.Decide] holds it to the "*" group's rules and Crawl-delay, the
-// strikes and the ladder, as it holds an undeclared bot; and a request of
-// it is not a browser's fetch for another site (Request.CrossSite).
+// Judge holds a browser's claim (ua.Claim) to how the request speaks
+// (evidence.Judge): ja4 is the fingerprint of its TLS handshake, method
+// and h its method and headers, t what the TLS fingerprint table says of
+// its handshake, o how the client saw the site. It returns what it found,
+// for logs and metrics (Request.Evidence), and whether that makes the
+// client a poser: decisive evidence with posers "enforce". [Reader.Read]
+// then reads the client as class uaclass.Poser, with no product token and
+// no browser's allowance, so that [Engine.Decide] holds it to the "*"
+// group's rules and Crawl-delay, the strikes and the ladder, as it holds
+// an undeclared bot; and a request of it is no browser's fetch for
+// another site (Request.CrossSite).
 //
 // A mismatch alone (another engine's TLS stack, client hints missing or
 // naming another brand or platform) changes nothing: a browser whose user
@@ -55,22 +57,15 @@ func ParsePoserMode(s string) (PoserMode, error) {
 // know, a browser no check can judge). A client whose JA4 fingerprint the
 // operator allows (Config.AllowFingerprints) is not judged. Judge allocates
 // nothing.
-func (e *Engine) Judge(req *Request, method string, h http.Header, t evidence.TLS, o evidence.Origin) {
-	if req.UA.Class != uaclass.Browser || e.cfg.Posers == PosersOff || !req.UA.Claim.Judged() {
-		return
+func (e *Engine) Judge(ua *uaclass.Result, ja4, method string, h http.Header, t evidence.TLS, o evidence.Origin) (_ evidence.Verdict, poser bool) {
+	if ua.Class != uaclass.Browser || e.cfg.Posers == PosersOff || !ua.Claim.Judged() {
+		return evidence.Verdict{}, false
 	}
-	if req.JA4 != "" && e.allowJA4[req.JA4] {
-		return
+	if ja4 != "" && e.allowJA4[ja4] {
+		return evidence.Verdict{}, false
 	}
-	v := evidence.Judge(req.UA.Claim, method, h, t, o)
-	if v.None() {
-		return
-	}
-	req.Evidence = v
-	if v.Decisive() && e.cfg.Posers == PosersEnforce {
-		req.UA = uaclass.Result{Class: uaclass.Poser, Claim: req.UA.Claim}
-		req.BrowserLike, req.CrossSite = false, false
-	}
+	v := evidence.Judge(ua.Claim, method, h, t, o)
+	return v, v.Decisive() && e.cfg.Posers == PosersEnforce
 }
 
 // evidenceHeaders are the X-Robots-Guard-Evidence values of every set of

@@ -59,14 +59,7 @@ const poserRobots = "User-agent: *\nCrawl-delay: 5\nDisallow: /private/\nDisallo
 // fresh engine, as the handler does.
 func judged(t *testing.T, e *Engine, ip, target, method string, h http.Header, tls evidence.TLS, o evidence.Origin) (*Request, Decision) {
 	t.Helper()
-	r := req(ip, h.Get("User-Agent"), target)
-	r.Method = method
-	r.CrossSite = CrossSite(h.Get("Sec-Fetch-Site"), h.Get("Referer"), "a.test")
-	r.BrowserLike = r.UA.BrowserLike
-	e.Judge(r, method, h, tls, o)
-	if r.UA.Class != uaclass.Poser {
-		r.BrowserLike = r.UA.BrowserLike
-	}
+	r := readReq(t, e, ip, "a.test", target, method, h, tls, o, "")
 	return r, e.Decide(r, compile(poserRobots))
 }
 
@@ -173,9 +166,7 @@ func TestPoserModes(t *testing.T) {
 			evidence.TLS{}, evidence.Secure, "", uaclass.Browser, evidence.SecCHUA, Allow},
 	} {
 		e := newEngine(t, tc.cfg, clock)
-		r := req("192.0.2.3", chromeUA, "/private/x")
-		r.JA4 = tc.ja4
-		e.Judge(r, "GET", tc.h, tc.tls, tc.o)
+		r := readReq(t, e, "192.0.2.3", "example.com", "/private/x", "GET", tc.h, tc.tls, tc.o, tc.ja4)
 		d := e.Decide(r, compile(poserRobots))
 		if r.UA.Class != tc.class || r.Evidence.Evidence != tc.ev || d.Action != tc.act {
 			t.Errorf("%s: class %v evidence %q action %v, want %v %q %v", tc.name, r.UA.Class, r.Evidence.Evidence, d.Action, tc.class, tc.ev, tc.act)
@@ -267,7 +258,7 @@ func TestJudgeNoAllocations(t *testing.T) {
 		base := *r
 		if n := testing.AllocsPerRun(100, func() {
 			*r = base
-			e.Judge(r, "GET", h, evidence.TLS{}, evidence.Secure)
+			r.Evidence, _ = e.Judge(&r.UA, "", "GET", h, evidence.TLS{}, evidence.Secure)
 		}); n != 0 {
 			t.Errorf("%s: %v allocations", name, n)
 		}

@@ -1,0 +1,185 @@
+package enforce
+
+import (
+	"errors"
+	"net/http"
+	"net/netip"
+
+	"github.com/robotsguard/robotsguard/evidence"
+	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/signature"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+// Facts are what only the server knows of a request: what its connection,
+// its configuration and its routes say, which the request's own fields do
+// not. The Caddy handler fills them from Caddy (the client IP after
+// trusted_proxies, the TLS handshake table, the original request);
+// "caddy robots check" from its flags, saying which it assumed. A new kind
+// of evidence about how a client speaks is one more field here, read in
+// one place by [Reader.Read].
+type Facts struct {
+	// ClientIP is the client's address as the server determined it
+	// (trusted proxies honoured), never from a header the client sends.
+	ClientIP netip.Addr
+	// URI is the request target as the client sent it, before any
+	// rewrite: what policy.ParseTarget reads as the backend will.
+	URI string
+	// Scheme is "https" or "http", as the client asked: the scheme of the
+	// canonical URL.
+	Scheme string
+	// Origin is how the client saw the site (evidence.Secure over HTTPS):
+	// which headers a browser sends it.
+	Origin evidence.Origin
+	// JA4 is the fingerprint of the client's TLS handshake, and TLS what
+	// the fingerprint table says of its stack; "" and the zero TLS when
+	// unknown (no TLS, or a proxy in front), which is no evidence.
+	JA4 string
+	TLS evidence.TLS
+	// Framing is the fingerprint of how the connection frames HTTP/2 or
+	// HTTP/1.1 (issue 40's listener wrapper, looked up by the request's
+	// RemoteAddr as the TLS handshakes are); "" when unknown, which is no
+	// evidence. Nothing judges it yet.
+	Framing string
+}
+
+// Reader reads a request as the engine judges it: who is asking (the
+// User-Agent's class, a Web Bot Auth signature, the evidence against a
+// browser's claim, the verification of a crawler's claim) and what it asks
+// for (the target and the spellings a backend may serve alike, the
+// canonical URL's among them). The Caddy handler and "caddy robots check"
+// read through the same Reader, so that they decide alike. It is safe for
+// concurrent use; its fields are set once.
+type Reader struct {
+	// Classifier classifies User-Agents.
+	Classifier *uaclass.Classifier
+	// Agents verifies Web Bot Auth signatures; nil when not configured.
+	Agents *signature.Agents
+	// Verifier verifies crawlers' claims; nil: claims are not verified
+	// (verify off, or "caddy robots check", which looks nothing up).
+	Verifier *uaclass.Verifier
+	// Engine judges browsers' claims (its posers and allow_fingerprints
+	// settings) and decides.
+	Engine *Engine
+	// Canonical applies the robots.txt's canonicalisation fields
+	// (QueryParam, Domain, IndexPage): false with canonical "off".
+	Canonical bool
+}
+
+// Reading is one request as a [Reader] read it: the [Request] that
+// [Engine.Decide] judges, and what the reading found on the way that the
+// response and the record of the decision need.
+type Reading struct {
+	// Request is what the engine judges.
+	Request Request
+	// UserAgent is the User-Agent header as sent, and URI the target as
+	// sent (Facts.URI): the record writes them as they came.
+	UserAgent, URI string
+	// Signature is the outcome of the request's Web Bot Auth signatures;
+	// the zero Result for an unsigned request or without Agents.
+	Signature signature.Result
+	// Canonical is the canonical URL by the robots.txt's QueryParam,
+	// Domain and IndexPage fields ("" when it has none, or Canonical is
+	// off): a relative reference when the file names no Domain, so that
+	// a Host header is never echoed. NonCanonical reports that the
+	// request's URL is not it.
+	Canonical    string
+	NonCanonical bool
+}
+
+// Read reads r, with the facts f only the server knows, under the policy p
+// the request will be judged by (its canonicalisation fields), into out.
+// It fails only for a target with '#' (policy.ErrFragment), which no
+// client sends and which must be answered 400; out is then incomplete.
+//
+// Each field of out.Request is written once, in this order, each step
+// reading only what the steps before it wrote:
+//
+//  1. Classification: the User-Agent's class, tokens and bot entry
+//     (uaclass.Classifier.Classify).
+//  2. Signature identification: a Web Bot Auth signature that verifies,
+//     or fails, makes its outcome part of who is asking
+//     (signature.Result.Identify): the class, the verdict, Signed.
+//  3. Evidence judgement: a browser's claim held to how the request
+//     speaks ([Engine.Judge]: headers, TLS, origin); decisive evidence
+//     makes the client a poser, with no tokens and no browser's
+//     allowance. BrowserLike and CrossSite follow from the class it ends
+//     with (a poser's request is no browser's fetch for another site).
+//  4. Verification: a crawler's claim not settled by a signature is
+//     verified (uaclass.Verifier: published ranges, forward-confirmed
+//     reverse DNS).
+//  5. Target parse: the target as sent, its normal form and the other
+//     spellings a backend serves alike (policy.ParseTarget); Invalid when
+//     it cannot be read.
+//  6. Canonical variants: the canonical URL's target joins the spellings
+//     checked, so that a parameter or a host alias does not dodge a rule.
+//
+// With Agents nil Read allocates nothing for a classified User-Agent
+// (the classifier caches) and an ordinary target.
+func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading) error {
+	ua := r.Header.Get("User-Agent")
+	// 1. Classification.
+	who := rd.Classifier.Classify(ua)
+	// 2. Signature identification.
+	var verdict uaclass.Verdict
+	var signed bool
+	sig := rd.Agents.Check(r)
+	if sig.Outcome != signature.None {
+		who, verdict, signed = sig.Identify(rd.Classifier, who, verdict)
+	}
+	// 3. Evidence judgement.
+	judged, poser := rd.Engine.Judge(&who, f.JA4, r.Method, r.Header, f.TLS, f.Origin)
+	if poser {
+		who = uaclass.Result{Class: uaclass.Poser, Claim: who.Claim}
+	}
+	crossSite := !poser && CrossSite(r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Referer"), r.Host)
+	// 4. Verification.
+	if rd.Verifier != nil && verdict == uaclass.NotClaimed && who.Bot != nil && who.Bot.Verify != "" {
+		verdict = rd.Verifier.Verify(r.Context(), f.ClientIP, who)
+	}
+	// 5. Target parse.
+	target, err := policy.ParseTarget(f.URI)
+	if errors.Is(err, policy.ErrFragment) {
+		return err
+	}
+	invalid := err != nil
+	// 6. Canonical variants.
+	var canonical string
+	var nonCanonical bool
+	if rd.Canonical && p != nil && p.HasCanonical() {
+		var canonTarget string
+		canonical, canonTarget, nonCanonical = p.Canonical(who.Tokens, f.Scheme, r.Host, target.Normal)
+		if nonCanonical {
+			target.AddVariant(canonTarget)
+		}
+		if !p.HasDomain() {
+			// Without a Domain the host would be the request's own: never
+			// echo a Host header into Link or Location.
+			canonical = policy.RelativeRef(canonTarget)
+		}
+	}
+	*out = Reading{
+		Request: Request{
+			IP:          f.ClientIP,
+			UA:          who,
+			Verdict:     verdict,
+			Signed:      signed,
+			CrossSite:   crossSite,
+			Method:      r.Method,
+			Host:        r.Host,
+			Target:      target,
+			Invalid:     invalid,
+			BrowserLike: who.BrowserLike,
+			Dest:        r.Header.Get("Sec-Fetch-Dest"),
+			Accept:      r.Header.Get("Accept"),
+			JA4:         f.JA4,
+			Evidence:    judged,
+		},
+		UserAgent:    ua,
+		URI:          f.URI,
+		Signature:    sig,
+		Canonical:    canonical,
+		NonCanonical: nonCanonical,
+	}
+	return nil
+}
