@@ -11,8 +11,8 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/record"
 	"github.com/robotsguard/robotsguard/review"
-	"github.com/robotsguard/robotsguard/source"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -77,21 +77,19 @@ func liveView(only string, now time.Time) review.View {
 	return v
 }
 
-// observe is the handler's one call after a decision: it counts the
-// decision in the zone's live statistics and sets the placeholders
-// {http.robots_guard.action}, .reason, .rule, .class and .token for access
-// logs and handle_errors routes. The statistics do not allocate for a bot
-// already tracked; the placeholders take two small allocations per request
-// (see BenchmarkObserve).
-func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Decision, snap *source.Snapshot) {
-	e := review.DecisionEvent(req, d, snap.Version, snap.Body)
-	h.shared.stats.Record(&e)
-
-	// The placeholders: one provider per request, registered by the first
-	// robots_guard handler the request meets and found again in the
-	// request's vars by the next, so the last decision is the one they
-	// show. Setting five static values instead would take the replacer's
-	// lock five times and grow its map on every request.
+// observe counts a decision's record in the zone's live statistics and
+// sets the placeholders {http.robots_guard.action}, .reason, .rule,
+// .class, .token and .ja4 for access logs and handle_errors routes. The
+// statistics do not allocate for a bot already tracked; the placeholders
+// take two small allocations per request (see BenchmarkObserve).
+//
+// The placeholders: one provider per request, registered by the first
+// robots_guard handler the request meets and found again in the request's
+// vars by the next, so the last decision is the one they show. Setting
+// static values instead would take the replacer's lock once per value and
+// grow its map on every request.
+func (h *Handler) observe(r *http.Request, rec *record.Record) {
+	h.shared.stats.Add(rec)
 	ctx := r.Context()
 	p, _ := caddyhttp.GetVar(ctx, placeholdersVar).(*placeholders)
 	if p == nil {
@@ -103,7 +101,7 @@ func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Deci
 		repl.Map(p.lookup)
 		caddyhttp.SetVar(ctx, placeholdersVar, p)
 	}
-	p.action, p.reason, p.class, p.rule, p.token, p.ja4 = d.Action, d.Reason, req.UA.Class, d.Rule, req.UA.Token(), req.JA4
+	p.action, p.reason, p.class, p.rule, p.token, p.ja4 = rec.Action, rec.Reason, rec.Class, rec.Rule, rec.Token(), rec.JA4
 }
 
 // placeholdersVar is the request variable that holds a request's

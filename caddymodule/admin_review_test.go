@@ -22,6 +22,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/record"
 	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/review"
 )
@@ -221,6 +222,7 @@ func BenchmarkObserve(b *testing.B) {
 	req := enforce.Request{IP: netip.MustParseAddr("192.0.2.1"), UA: h.classifier.Classify(ua), Method: "GET", Host: "example.com", Target: policy.Target{Normal: "/articles/42"}}
 	snap := h.source.Snapshot()
 	d := h.engine.Decide(&req, snap.Policy)
+	rec := record.New(&enforce.Reading{Request: req, UserAgent: ua, URI: "/articles/42"}, &d, h.Zone, snap.Version, snap.Body)
 	for _, withObserve := range []bool{false, true} {
 		name := "replacer only"
 		if withObserve {
@@ -235,7 +237,7 @@ func BenchmarkObserve(b *testing.B) {
 				ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{caddyhttp.TrustedProxyVarKey: false, caddyhttp.ClientIPVarKey: "192.0.2.1"})
 				rr := r.WithContext(ctx)
 				if withObserve {
-					h.observe(rr, &req, &d, snap)
+					h.observe(rr, &rec)
 				}
 			}
 		})

@@ -24,6 +24,7 @@ import (
 	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/record"
 	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/source"
@@ -638,16 +639,15 @@ func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *ht
 	return h.refuse(gate.Writer(), r, &d, snap.Policy)
 }
 
-// record counts, observes and (when noteworthy or sampled) logs a decision.
+// record makes the one record of a decision (record.New) and hands it to
+// the metrics, the live statistics, the placeholders and (when
+// noteworthy or sampled) the decision log.
 func (h *Handler) record(r *http.Request, rd *enforce.Reading, d *enforce.Decision, snap *source.Snapshot) {
-	req := &rd.Request
-	h.metrics.Record(req, d)   // the decision, and what its browser claim showed
-	h.observe(r, req, d, snap) // admin_review.go: live statistics, placeholders
-	if d.BlockDropped {
-		h.metrics.BlockDropped(h.Zone)
-	}
-	if d.Noteworthy() || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
-		h.decisions.Write(req, d, rd.UserAgent, rd.URI, snap.Version, &rd.Signature)
+	rec := record.New(rd, d, h.Zone, snap.Version, snap.Body)
+	h.metrics.Record(&rec)
+	h.observe(r, &rec) // admin_review.go: live statistics, placeholders
+	if rec.Noteworthy || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
+		h.decisions.Write(&rec)
 	}
 }
 

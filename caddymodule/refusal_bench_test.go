@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/record"
 )
 
 // floodRobots is Wikipedia's robots.txt where the shared benchmark data
@@ -125,6 +126,7 @@ func BenchmarkRefusal(b *testing.B) {
 		b.Fatal(err)
 	}
 	d := h.engine.Decide(&rd.Request, snap.Policy)
+	rec := record.New(&rd, &d, h.Zone, snap.Version, snap.Body)
 	b.Run("piece=classify", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -149,7 +151,7 @@ func BenchmarkRefusal(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			rr := asCaddyServes(r)
-			h.observe(rr, &rd.Request, &d, snap)
+			h.observe(rr, &rec)
 		}
 	})
 	b.Run("piece=refuse", func(b *testing.B) {
@@ -163,7 +165,7 @@ func BenchmarkRefusal(b *testing.B) {
 	b.Run("piece=log_repeat", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			h.decisions.Write(&rd.Request, &d, rd.UserAgent, rd.URI, snap.Version, nil)
+			h.decisions.Write(&rec)
 		}
 	})
 }

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/record"
 	"github.com/robotsguard/robotsguard/report"
 )
 
@@ -416,8 +417,9 @@ func TestLogRepeatsNoAlloc(t *testing.T) {
 	if err != nil || d.Action != enforce.Deny {
 		t.Fatalf("%+v %v", d, err)
 	}
-	h.decisions.Write(&rd.Request, &d, rd.UserAgent, rd.URI, snap.Version, nil) // the first, logged in full
-	if allocs := testing.AllocsPerRun(1000, func() { h.decisions.Write(&rd.Request, &d, rd.UserAgent, rd.URI, snap.Version, nil) }); allocs != 0 {
+	rec := record.New(&rd, &d, h.Zone, snap.Version, snap.Body)
+	h.decisions.Write(&rec) // the first, logged in full
+	if allocs := testing.AllocsPerRun(1000, func() { h.decisions.Write(&rec) }); allocs != 0 {
 		t.Errorf("a repeat allocates %v times", allocs)
 	}
 }

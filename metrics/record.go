@@ -7,17 +7,28 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/evidence"
+	"github.com/robotsguard/robotsguard/record"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
-// Record counts the decision d of req: [Collectors.Decision] by its
-// client's class, and [Collectors.Claim] with the evidence judged against
-// its browser claim. It takes no lock and allocates nothing once the
-// decision's series was counted before.
-func (m *Collectors) Record(req *enforce.Request, d *enforce.Decision) {
-	m.Decision(d, req.UA.Class)
-	m.Claim(d, req.UA.Class, req.Evidence.Evidence)
+// Record counts a decision from its record: [Collectors.Decision] by its
+// client's class, what its browser claim showed ([Collectors.Claim], by
+// the record's rules), and a block the store could not keep. It takes no
+// lock and allocates nothing once the decision's series was counted
+// before.
+func (m *Collectors) Record(r *record.Record) {
+	if m == nil {
+		return
+	}
+	m.decision(r.Action, r.Reason, r.Class)
+	m.findings(r.Evidence.Evidence)
+	if c, ok := r.Claim(); ok {
+		m.walk(c, r.Action)
+	}
+	if r.BlockDropped {
+		m.BlockDropped(r.Zone)
+	}
 }
 
 // Decision counts a decision for a client of class. It takes no lock and
@@ -26,31 +37,36 @@ func (m *Collectors) Decision(d *enforce.Decision, class uaclass.Class) {
 	if m == nil {
 		return
 	}
+	m.decision(d.Action, d.Reason, class)
+}
+
+func (m *Collectors) decision(action enforce.Action, reason enforce.Reason, class uaclass.Class) {
 	r := 0
-	for r < len(enforce.Reasons) && enforce.Reasons[r] != d.Reason {
+	for r < len(enforce.Reasons) && enforce.Reasons[r] != reason {
 		r++
 	}
-	if int(d.Action) >= len(m.counters) || r == len(enforce.Reasons) || int(class) >= len(m.counters[0][0]) {
-		m.decisionCounter(d, class).Inc()
+	if int(action) >= len(m.counters) || r == len(enforce.Reasons) || int(class) >= len(m.counters[0][0]) {
+		m.decisionCounter(action, reason, class).Inc()
 		return
 	}
-	slot := &m.counters[d.Action][r][class]
+	slot := &m.counters[action][r][class]
 	c := slot.Load()
 	if c == nil {
 		// Racing first uses store the same child.
-		c = &counterRef{m.decisionCounter(d, class)}
+		c = &counterRef{m.decisionCounter(action, reason, class)}
 		slot.Store(c)
 	}
 	c.Inc()
 }
 
-// decisionCounter returns the child of decisions for d and class.
-func (m *Collectors) decisionCounter(d *enforce.Decision, class uaclass.Class) prometheus.Counter {
-	reason := string(d.Reason)
-	if reason == "" {
-		reason = "none"
+// decisionCounter returns the child of decisions for action, reason and
+// class.
+func (m *Collectors) decisionCounter(action enforce.Action, reason enforce.Reason, class uaclass.Class) prometheus.Counter {
+	name := string(reason)
+	if name == "" {
+		name = "none"
 	}
-	return m.decisions.WithLabelValues(d.Action.String(), reason, class.String())
+	return m.decisions.WithLabelValues(action.String(), name, class.String())
 }
 
 // Reload counts a load of the robots.txt by its result: ok; no_rules,
@@ -187,22 +203,35 @@ func (m *Collectors) SetStoreUp(zone string, up bool) {
 // for a request not judged), and, for a decision marked
 // BrowserDisallowed, the walk onto a disallowed path by class (poser for
 // class poser or decisive evidence that posers "log" served, else browser)
-// and action. It takes no lock and allocates nothing.
+// and action (record.ClaimOf). It takes no lock and allocates nothing.
 func (m *Collectors) Claim(d *enforce.Decision, class uaclass.Class, ev evidence.Evidence) {
 	if m == nil {
 		return
 	}
+	m.findings(ev)
+	if d.BrowserDisallowed {
+		m.walk(record.ClaimOf(class, d.Evidence, record.OutcomeOf(d.Action, d.Reason)), d.Action)
+	}
+}
+
+// findings counts each finding of ev.
+func (m *Collectors) findings(ev evidence.Evidence) {
 	for f := range ev.Each() {
 		if c := m.evidenceCounters[bits.TrailingZeros16(uint16(f))]; c != nil {
 			c.Inc()
 		}
 	}
-	if !d.BrowserDisallowed || int(d.Action) >= len(m.walkCounters[0]) {
+}
+
+// walk counts a browser's claim on a disallowed path, by its class and
+// the decision's action.
+func (m *Collectors) walk(c record.Claim, action enforce.Action) {
+	if int(action) >= len(m.walkCounters[0]) {
 		return
 	}
-	c := 0
-	if enforce.ClaimClass(class, d.Evidence) == uaclass.Poser {
-		c = 1
+	i := 0
+	if c.Class == uaclass.Poser {
+		i = 1
 	}
-	m.walkCounters[c][d.Action].Inc()
+	m.walkCounters[i][action].Inc()
 }

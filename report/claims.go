@@ -5,11 +5,8 @@ import (
 	"io"
 	"maps"
 	"strconv"
-	"strings"
 
-	"github.com/robotsguard/robotsguard/enforce"
-	"github.com/robotsguard/robotsguard/evidence"
-	"github.com/robotsguard/robotsguard/uaclass"
+	"github.com/robotsguard/robotsguard/record"
 )
 
 // claims counts the entries marked browser_disallowed: requests whose
@@ -24,42 +21,29 @@ func newClaims() claims {
 	return claims{byClass: map[string]int{}, evidence: map[string]int{}, byPath: map[string]int{}, byRule: map[string]int{}}
 }
 
-// add counts e (of weight w) if it is marked.
-func (c *claims) add(e *Entry, w int) {
-	if !e.BrowserDisallowed {
+// add counts r (of weight w) if it is a browser's claim on a disallowed
+// path, as the review page counts it (record.Record.Claim).
+func (c *claims) add(r *record.Record, w int) {
+	claim, ok := r.Claim()
+	if !ok {
 		return
 	}
 	c.count += w
-	if e.Action == "allow" {
+	if claim.Served {
 		c.served += w
 	}
-	ev := EntryEvidence(e)
-	class, _ := uaclass.ParseClass(e.Class)
-	c.byClass[enforce.ClaimClass(class, ev).String()] += w
-	for f := range ev.Each() {
+	c.byClass[claim.Class.String()] += w
+	for f := range claim.Evidence.Each() {
 		c.evidence[f.Code()] += w
 	}
-	path, _, _ := strings.Cut(e.URI, "?")
-	c.byPath[path] += w
-	if e.Rule != "" {
-		rule := e.Rule
-		if e.RuleLine > 0 {
-			rule = "line " + strconv.Itoa(e.RuleLine) + ": " + rule
+	c.byPath[r.PathOnly()] += w
+	if r.Rule != nil {
+		rule := r.Rule.String()
+		if r.Rule.Line > 0 {
+			rule = "line " + strconv.Itoa(r.Rule.Line) + ": " + rule
 		}
 		c.byRule[rule] += w
 	}
-}
-
-// EntryEvidence returns the findings an entry's evidence field names;
-// codes it does not know are left out.
-func EntryEvidence(e *Entry) evidence.Evidence {
-	var ev evidence.Evidence
-	for code := range strings.SplitSeq(e.Evidence, ",") {
-		if f, ok := evidence.ParseEvidence(code); ok {
-			ev |= f
-		}
-	}
-	return ev
 }
 
 // ClaimsSummary is what the report says of the requests whose User-Agent

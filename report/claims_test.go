@@ -29,17 +29,17 @@ func TestBrowserClaimsReported(t *testing.T) {
 	}
 	served := enforce.Decision{Rule: rule, Group: "*", BrowserDisallowed: true}
 	for range 6 {
-		l.Write(browser("192.0.2.50"), &served, "Mozilla/5.0 Chrome/156", "/private/a?x=1", "0123456789ab", nil)
+		write(l, browser("192.0.2.50"), &served, "Mozilla/5.0 Chrome/156", "/private/a?x=1", "0123456789ab", nil)
 	}
-	l.Write(browser("198.51.100.7"), &served, "Mozilla/5.0 Chrome/156", "/private/b", "0123456789ab", nil)
+	write(l, browser("198.51.100.7"), &served, "Mozilla/5.0 Chrome/156", "/private/b", "0123456789ab", nil)
 	poser := &enforce.Request{IP: netip.MustParseAddr("203.0.113.9"), UA: uaclass.Result{Class: uaclass.Poser}, Method: "GET", Host: "example.com",
 		Evidence: evidence.Verdict{Evidence: evidence.TLSStack | evidence.SecFetch}, JA4: "t13d1715h2_5b57614c22b0_3d5424432f57"}
 	refused := enforce.Decision{Action: enforce.Deny, Reason: enforce.ReasonDisallowed, Rule: rule, Group: "*", Violation: true, BrowserDisallowed: true, Evidence: evidence.TLSStack | evidence.SecFetch}
 	for range 3 {
-		l.Write(poser, &refused, "Mozilla/5.0 Chrome/156", "/private/c", "0123456789ab", nil)
+		write(l, poser, &refused, "Mozilla/5.0 Chrome/156", "/private/c", "0123456789ab", nil)
 	}
 	bot := disallowA
-	l.Write(request("192.0.2.60"), &bot, "RogueBot/2.0", "/a/1", "0123456789ab", nil)
+	write(l, request("192.0.2.60"), &bot, "RogueBot/2.0", "/a/1", "0123456789ab", nil)
 	l.Flush(time.Now())
 
 	full, summaries := entriesOf(t, buf.String())

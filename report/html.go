@@ -7,13 +7,11 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/robotsguard/robotsguard/enforce"
-	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/record"
 	"github.com/robotsguard/robotsguard/review"
-	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 // VersionID returns the version a decision log names for a robots.txt
@@ -33,21 +31,28 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 	if len(files) == 0 {
 		return nil, errors.New("--html needs log files (standard input cannot be read twice)")
 	}
-	// First pass: the span, and the module's problems.
+	// First pass: the span, the module's problems, and the robots.txt
+	// reads the logged decisions report but the log does not hold.
 	rep := New()
 	var from, to time.Time
-	lines, err := ReadFiles(files, nil, f, func(e *Entry) {
-		if t := e.TS.Time; !t.IsZero() {
-			if from.IsZero() || t.Before(from) {
-				from = t
-			}
-			if t.After(to) {
-				to = t
-			}
+	see := func(t time.Time) {
+		if !t.IsZero() && (from.IsZero() || t.Before(from)) {
+			from = t
 		}
+		if t.After(to) {
+			to = t
+		}
+	}
+	reads := newReads()
+	lines, err := ReadFiles(files, nil, f, func(e *Entry) {
+		see(e.TS.Time)
+		reads.note(e)
 	}, rep.AddMessage)
 	if err != nil {
 		return nil, err
+	}
+	for _, at := range reads.unlogged() {
+		see(at)
 	}
 	step := time.Minute
 	if span := to.Sub(from); span > 1440*time.Minute {
@@ -69,11 +74,14 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 			s = review.New(review.Options{Step: step, Slots: 1440, MaxBots: 1 << 20})
 			zones[zone] = s
 		}
-		ev := Event(e)
-		ev.VersionText = texts[ev.Version]
+		rec := e.Record()
+		if read, ok := reads.take(&rec); ok {
+			s.Add(&read)
+		}
+		rec.VersionText = texts[rec.Version]
 		// A summary line of log_repeats stands for Weight decisions.
-		for range e.Weight() {
-			s.Record(&ev)
+		for range rec.Weight() {
+			s.Add(&rec)
 		}
 	}, nil)
 	if err != nil {
@@ -101,7 +109,7 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 		}
 		v.Problems = append(v.Problems, rp)
 	}
-	v.Notes = append(v.Notes, "Built from decision logs: they record every refusal and violation, but allowed requests only as sampled by log_allowed, so allowed counts and robots.txt reads are those logged.")
+	v.Notes = append(v.Notes, "Built from decision logs: they record every refusal and violation, but allowed requests only as sampled by log_allowed, so allowed counts and robots.txt reads are those logged, with the reads that the logged violations report (read_robots, robots_at) where the read itself was not logged.")
 	if lines.Filtered > 0 {
 		v.Notes = append(v.Notes, Plural(lines.Filtered, "log entry")+" left out by the filters.")
 	}
@@ -137,55 +145,82 @@ func blockedAt(m map[string]review.BlockedClient, end time.Time) []review.Blocke
 	return out
 }
 
-// Event turns a decision entry into a review event.
-func Event(e *Entry) review.Event {
-	ev := review.Event{
-		Time:       e.TS.Time,
-		Token:      e.Token(),
-		Name:       e.Bot,
-		Operator:   e.Operator,
-		Outcome:    outcome(e.Action, e.Reason),
-		Violation:  Violation(e),
-		ReadRobots: e.ReadRobots,
-		Reason:     enforce.Reason(e.Reason),
-		RobotsTxt:  e.Reason == "robots_txt",
-		DryRun:     e.DryRun,
-		Path:       e.URI,
-		Version:    e.RobotsVersion,
-
-		BrowserDisallowed: e.BrowserDisallowed,
-		Evidence:          EntryEvidence(e),
-	}
-	if e.RobotsAt != nil {
-		ev.RobotsAt = e.RobotsAt.Time
-	}
-	if c, err := uaclass.ParseClass(e.Class); err == nil {
-		ev.Class = c
-	}
-	for v := uaclass.NotClaimed; v <= uaclass.Unverified; v++ {
-		if v.String() == e.Verification {
-			ev.Verdict = v
-		}
-	}
-	if e.Rule != "" {
-		verb, pattern, _ := strings.Cut(e.Rule, ": ")
-		ev.Rule = &policy.Rule{Allow: verb == "Allow", Pattern: pattern, Line: e.RuleLine}
-		if verb == policy.KeyContentUsage || verb == policy.KeyContentSignal {
-			ev.Rule.Key = verb // a preference line (reason content_usage)
-		}
-	}
-	return ev
+// reads are the robots.txt reads of a decision log: those it holds (the
+// requests for /robots.txt logged, by zone) and those its decisions report
+// (read_robots with robots_at: when the client's address last read it).
+// A read that a decision reports and the log does not hold, because
+// log_allowed did not sample it, counts as a robots.txt request of the
+// client of the first decision that reports it, at the time it reports,
+// so that a row marked "read robots.txt, ignored it" says when it read
+// it, as the live page does, not "never".
+type reads struct {
+	logged   map[string][]time.Time // zone: the logged reads' times
+	reported map[readKey]bool       // the reads the decisions report; true once counted
 }
 
-// outcome is review.OutcomeOf for the logged action and reason.
-func outcome(action, reason string) review.Outcome {
+// readKey is one read a decision reports.
+type readKey struct {
+	zone, ip string
+	at       int64 // Unix nanoseconds
+}
+
+// readSlack is how far a logged read's time may be from the time a
+// decision reports for it: the log's time stamp is the line's, a moment
+// after the decision.
+const readSlack = 2 * time.Second
+
+func newReads() *reads {
+	return &reads{logged: map[string][]time.Time{}, reported: map[readKey]bool{}}
+}
+
+// note records what e says of robots.txt reads.
+func (rs *reads) note(e *Entry) {
+	zone := cmp.Or(e.Zone, "default")
 	switch {
-	case action == "allow":
-		return review.Allowed
-	case action == "throttle":
-		return review.Throttled
-	case action == "tarpit" || reason == "blocked_client" || reason == "trap":
-		return review.Blocked
+	case e.Reason == string(enforce.ReasonRobotsTxt):
+		rs.logged[zone] = append(rs.logged[zone], e.TS.Time)
+	case e.ReadRobots && e.RobotsAt != nil && !e.RobotsAt.IsZero():
+		rs.reported[readKey{zone, e.ClientIP, e.RobotsAt.UnixNano()}] = false
 	}
-	return review.Refused
+}
+
+// isLogged reports whether the log holds a read of zone near at.
+func (rs *reads) isLogged(zone string, at time.Time) bool {
+	for _, t := range rs.logged[zone] {
+		if d := t.Sub(at); d > -readSlack && d < readSlack {
+			return true
+		}
+	}
+	return false
+}
+
+// unlogged returns the times of the reported reads the log does not hold.
+func (rs *reads) unlogged() []time.Time {
+	var out []time.Time
+	for k := range rs.reported {
+		if at := time.Unix(0, k.at).UTC(); !rs.isLogged(k.zone, at) {
+			out = append(out, at)
+		}
+	}
+	return out
+}
+
+// take returns the record of the read that r reports, the first time a
+// record reports a read the log does not hold: a request for /robots.txt
+// by r's client, served, at the time r reports.
+func (rs *reads) take(r *record.Record) (record.Record, bool) {
+	if !r.ReadRobots || r.RobotsAt.IsZero() {
+		return record.Record{}, false
+	}
+	k := readKey{cmp.Or(r.Zone, "default"), r.ClientIP.String(), r.RobotsAt.UnixNano()}
+	if counted, ok := rs.reported[k]; !ok || counted || rs.isLogged(k.zone, r.RobotsAt) {
+		return record.Record{}, false
+	}
+	rs.reported[k] = true
+	return record.Record{
+		Time: r.RobotsAt, Zone: r.Zone, ClientIP: r.ClientIP, UserAgent: r.UserAgent,
+		Class: r.Class, Tokens: r.Tokens, Bot: r.Bot, Operator: r.Operator, Verdict: r.Verdict,
+		Method: "GET", Host: r.Host, URI: "/robots.txt", Path: "/robots.txt",
+		Action: enforce.Allow, Reason: enforce.ReasonRobotsTxt,
+	}, true
 }

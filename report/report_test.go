@@ -384,7 +384,7 @@ func TestContentUsageCounted(t *testing.T) {
 		t.Error("a logged content_usage decision is no violation")
 	}
 	for _, e := range es {
-		ev := Event(&e)
+		ev := e.Record()
 		if ev.Rule == nil || ev.Rule.String() != e.Rule || ev.Rule.Line != e.RuleLine || ev.Rule.Key == "" {
 			t.Errorf("%s: rule %+v", e.Rule, ev.Rule)
 		}

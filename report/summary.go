@@ -47,15 +47,12 @@ func New() *Report {
 }
 
 // Violation reports whether a decision broke the rules, as the live
-// statistics count it (enforce.Decision.Violation or a refusal): a
-// refusal, or an allowed request with a reason other than robots.txt, an
-// allowlist or a feed served (a first slip that was only logged).
+// statistics count it (record.Violation): a refusal, or an allowed
+// request with a reason other than robots.txt, an allowlist or a feed
+// served (a first slip that was only logged).
 func Violation(e *Entry) bool {
-	switch e.Reason {
-	case "", "none", "robots_txt", "allowlisted", "feed":
-		return e.Action != "allow"
-	}
-	return true
+	r := e.Record()
+	return r.Violation()
 }
 
 // Add counts one decision entry: a summary line of log_repeats counts as
@@ -81,10 +78,10 @@ func (r *Report) Add(e *Entry) {
 	r.byClass[e.Class] += w
 	path, _, _ := strings.Cut(e.URI, "?")
 	r.byPath[path] += w
-	r.claims.add(e, w)
-	violation := Violation(e)
-	ev := Event(e)
-	ignored := ev.ReadThenIgnored() // the review page's definition
+	rec := e.Record()
+	r.claims.add(&rec, w)
+	violation := rec.Violation()
+	ignored := rec.ReadThenIgnored() // the review page's definition
 	token := e.Token()
 	switch {
 	case token == "":

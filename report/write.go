@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/robotsguard/robotsguard/enforce"
-	"github.com/robotsguard/robotsguard/signature"
+	"github.com/robotsguard/robotsguard/record"
 )
 
 // DefaultRepeats is log_repeats' default: a flood of refusals from one
@@ -116,13 +116,11 @@ func (l *DecisionLog) Close() {
 	l.repeats.close(time.Now())
 }
 
-// Write writes one entry for a decision: the request (its classification
-// req, its User-Agent ua and its URI), the decision d, the version of the
-// robots.txt it was judged against, and the outcome of Web Bot Auth (nil:
-// none). The message says what happened. Nothing is built unless the
-// logger writes at info level; with a repeat interval, a refusal or
-// violation like one logged in the current interval is only counted.
-func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, robotsVersion string, sig *signature.Result) {
+// Write writes one entry for a decision, the line of its record r
+// (EntryOf). Nothing is built unless the logger writes at info level;
+// with a repeat interval, a noteworthy decision (a refusal, a violation)
+// like one logged in the current interval is only counted.
+func (l *DecisionLog) Write(r *record.Record) {
 	logger := l.logger.Load()
 	if !logger.Core().Enabled(zapcore.InfoLevel) {
 		return
@@ -130,21 +128,21 @@ func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, 
 	rl := l.repeats
 	var key repeatKey
 	var hash uint64
-	if rl != nil && d.Noteworthy() {
+	if rl != nil && r.Noteworthy {
 		key = repeatKey{
-			prefix: l.prefix(req.IP),
-			token:  req.UA.Token(),
-			class:  req.UA.Class,
-			action: d.Action,
-			reason: d.Reason,
-			dryRun: d.DryRun,
+			prefix: l.prefix(r.ClientIP),
+			token:  r.Token(),
+			class:  r.Class,
+			action: r.Action,
+			reason: r.Reason,
+			dryRun: r.DryRun,
 
-			browserDisallowed: d.BrowserDisallowed,
+			browserDisallowed: r.BrowserDisallowed,
 		}
-		if !incidentalRule(d.Reason) {
-			key.rule = d.Rule
+		if !incidentalRule(r.Reason) {
+			key.rule = r.Rule
 		}
-		if d.Reason == enforce.ReasonBlockedClient || d.Reason == enforce.ReasonTrap && !d.BlockedUntil.IsZero() {
+		if r.Reason == enforce.ReasonBlockedClient || r.Reason == enforce.ReasonTrap && !r.BlockedUntil.IsZero() {
 			// Once blocked, a client is folded by its address: rotating
 			// User-Agents (product tokens, classes) buys no lines.
 			key.token, key.class = "", 0
@@ -156,71 +154,19 @@ func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, 
 	} else {
 		rl = nil // a sampled allowed request is never folded
 	}
-	ce := logger.Check(zap.InfoLevel, decisionMessage(d))
+	ce := logger.Check(zap.InfoLevel, r.Message())
 	if ce == nil {
 		return
 	}
-	e := &Entry{
-		ClientIP:      req.IP.String(),
-		UserAgent:     ua,
-		Class:         req.UA.Class.String(),
-		Tokens:        req.UA.Tokens,
-		Verification:  req.Verdict.String(),
-		Method:        req.Method,
-		Host:          req.Host,
-		URI:           uri,
-		Action:        d.Action.String(),
-		Reason:        string(d.Reason),
-		Group:         d.Group,
-		Strikes:       d.Strikes,
-		ReadRobots:    d.ReadRobots,
-		DryRun:        d.DryRun,
-		Zone:          l.zone,
-		RobotsVersion: robotsVersion,
-		RetryAfter:    d.RetryAfter.Seconds(),
-		JA4:           req.JA4,
-
-		BrowserDisallowed: d.BrowserDisallowed,
-	}
-	if b := req.UA.Bot; b != nil {
-		e.Bot, e.Operator = b.Name, b.Operator
-	}
-	if sig != nil && sig.Outcome != signature.None {
-		e.Signature, e.SignatureAgent = sig.Outcome.String(), sig.Agent
-		if sig.Err != nil && sig.Outcome != signature.Verified {
-			e.SignatureError = sig.Err.Error()
-		}
-	}
-	if d.Rule != nil {
-		e.RuleLine, e.Rule = d.Rule.Line, d.Rule.String()
-	}
-	if v := req.Evidence; !v.None() {
-		e.Evidence, e.EvidenceReason = v.Evidence.String(), v.Reason()
-	}
-	if !d.RobotsAt.IsZero() {
-		e.RobotsAt = &Time{Time: d.RobotsAt.Truncate(time.Millisecond)}
-	}
-	if !d.BlockedUntil.IsZero() {
-		e.BlockedUntil = &Time{Time: d.BlockedUntil.Truncate(time.Millisecond)}
-		e.BlockReason = d.BlockReason.String()
+	e := new(Entry)
+	*e = EntryOf(r)
+	if e.Zone == "" {
+		e.Zone = l.zone
 	}
 	ce.Write(zap.Inline(e))
 	if rl != nil {
 		rl.start(key, hash, e, time.Now())
 	}
-}
-
-// decisionMessage is the message of a decision's log entry.
-func decisionMessage(d *enforce.Decision) string {
-	switch {
-	case d.Action != enforce.Allow && d.DryRun:
-		return "request would be refused (dry run)"
-	case d.Action != enforce.Allow:
-		return "request refused"
-	case d.Violation:
-		return "robots.txt violation logged"
-	}
-	return "request allowed"
 }
 
 // incidentalRule reports whether a decision's rule is incidental to its

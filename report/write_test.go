@@ -18,6 +18,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/record"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -92,6 +93,18 @@ var (
 	disallowA = enforce.Decision{Action: enforce.Deny, Reason: enforce.ReasonDisallowed, Rule: ruleA, Group: "*", Strikes: 1}
 )
 
+// write writes the record of d on req, whose User-Agent is ua and URI
+// uri, judged against robots.txt version, with the outcome of Web Bot Auth
+// sig (nil: none), to l, as the handler writes it.
+func write(l *DecisionLog, req *enforce.Request, d *enforce.Decision, ua, uri, version string, sig *signature.Result) {
+	rd := enforce.Reading{Request: *req, UserAgent: ua, URI: uri}
+	if sig != nil {
+		rd.Signature = *sig
+	}
+	r := record.New(&rd, d, "", version, nil)
+	l.Write(&r)
+}
+
 func request(ip string) *enforce.Request {
 	return &enforce.Request{IP: netip.MustParseAddr(ip), UA: rogue, Method: "GET", Host: "example.com"}
 }
@@ -108,17 +121,17 @@ func TestDecisionLog(t *testing.T) {
 	}
 	until := time.Now().Add(time.Hour)
 	sig := &signature.Result{Outcome: signature.Invalid, Agent: "https://rogue.example", Err: errors.New("bad signature")}
-	l.Write(request("192.0.2.1"), &disallowA, "RogueBot/2.0", "/a/1", "0123456789ab", sig)
+	write(l, request("192.0.2.1"), &disallowA, "RogueBot/2.0", "/a/1", "0123456789ab", sig)
 	for i := range 9 {
-		l.Write(request(fmt.Sprintf("192.0.2.%d", i+2)), &disallowA, "RogueBot/2.0", fmt.Sprint("/a/", i), "0123456789ab", nil)
+		write(l, request(fmt.Sprintf("192.0.2.%d", i+2)), &disallowA, "RogueBot/2.0", fmt.Sprint("/a/", i), "0123456789ab", nil)
 	}
 	disallowB := disallowA
 	disallowB.Rule = ruleB
-	l.Write(request("192.0.2.1"), &disallowB, "RogueBot/2.0", "/b/1", "0123456789ab", nil)
+	write(l, request("192.0.2.1"), &disallowB, "RogueBot/2.0", "/b/1", "0123456789ab", nil)
 	blocked := enforce.Decision{Action: enforce.Deny, Reason: enforce.ReasonBlockedClient, Rule: ruleA, BlockedUntil: until}
-	l.Write(request("198.51.100.1"), &blocked, "RogueBot/2.0", "/a/x", "0123456789ab", nil)
+	write(l, request("198.51.100.1"), &blocked, "RogueBot/2.0", "/a/x", "0123456789ab", nil)
 	blocked.Rule = ruleB
-	l.Write(request("198.51.100.1"), &blocked, "RogueBot/2.0", "/b/x", "0123456789ab", nil)
+	write(l, request("198.51.100.1"), &blocked, "RogueBot/2.0", "/b/x", "0123456789ab", nil)
 	if g := l.Groups(); g != 3 {
 		t.Errorf("%d groups, want 3", g)
 	}
@@ -149,14 +162,14 @@ func TestDecisionLog(t *testing.T) {
 		!strings.HasPrefix(summaries[0].Msg, "9 more like this in ") || summaries[0].URI != "/a/1" || summaries[1].Reason != "blocked_client" {
 		t.Fatalf("after the flush: %d full lines, summaries %+v", len(full), summaries)
 	}
-	l.Write(request("192.0.2.1"), &disallowA, "RogueBot/2.0", "/a/2", "0123456789ab", nil)
+	write(l, request("192.0.2.1"), &disallowA, "RogueBot/2.0", "/a/2", "0123456789ab", nil)
 	l.Close()
 	l.Close() // again: nothing more
 	full, summaries = entriesOf(t, buf.String())
 	if len(full) != 3 || len(summaries) != 3 || summaries[2].Repeats != 1 || l.Groups() != 0 {
 		t.Fatalf("after Close: %d full lines, summaries %+v, %d groups", len(full), summaries, l.Groups())
 	}
-	l.Write(request("192.0.2.1"), &disallowA, "RogueBot/2.0", "/a/3", "0123456789ab", nil)
+	write(l, request("192.0.2.1"), &disallowA, "RogueBot/2.0", "/a/3", "0123456789ab", nil)
 	if full, _ = entriesOf(t, buf.String()); len(full) != 4 || full[3].URI != "/a/3" {
 		t.Errorf("after Close, a decision was not written in full")
 	}
@@ -176,7 +189,7 @@ func TestDecisionLogMessages(t *testing.T) {
 		{Reason: enforce.ReasonDisallowed, Violation: true},
 		{},
 	} {
-		l.Write(request("192.0.2.1"), &d, "RogueBot/2.0", "/", "", nil)
+		write(l, request("192.0.2.1"), &d, "RogueBot/2.0", "/", "", nil)
 	}
 	full, _ := entriesOf(t, buf.String())
 	var msgs []string
@@ -192,7 +205,7 @@ func TestDecisionLogMessages(t *testing.T) {
 
 	quiet, qbuf := testLog(t, zap.ErrorLevel, time.Minute)
 	for range 3 {
-		quiet.Write(request("192.0.2.1"), &disallowA, "RogueBot/2.0", "/a/", "", nil)
+		write(quiet, request("192.0.2.1"), &disallowA, "RogueBot/2.0", "/a/", "", nil)
 	}
 	quiet.Close()
 	if qbuf.String() != "" || quiet.Groups() != 0 {
@@ -201,14 +214,14 @@ func TestDecisionLogMessages(t *testing.T) {
 
 	folding, fbuf := testLog(t, zap.InfoLevel, time.Minute)
 	for range 3 {
-		folding.Write(request("192.0.2.1"), &enforce.Decision{}, "Firefox", "/", "", nil)
+		write(folding, request("192.0.2.1"), &enforce.Decision{}, "Firefox", "/", "", nil)
 	}
 	if full, _ := entriesOf(t, fbuf.String()); len(full) != 3 || folding.Groups() != 0 {
 		t.Errorf("sampled allowed requests: %d lines, %d groups", len(full), folding.Groups())
 	}
 	other := &syncBuffer{}
 	folding.SetLogger(zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), other, zap.InfoLevel)))
-	folding.Write(request("192.0.2.1"), &enforce.Decision{}, "Firefox", "/", "", nil)
+	write(folding, request("192.0.2.1"), &enforce.Decision{}, "Firefox", "/", "", nil)
 	if !strings.Contains(other.String(), `"uri":"/"`) {
 		t.Errorf("SetLogger: the new logger got %q", other.String())
 	}
@@ -218,8 +231,8 @@ func TestDecisionLogMessages(t *testing.T) {
 func TestDecisionLogNoAlloc(t *testing.T) {
 	l, _ := testLog(t, zap.InfoLevel, time.Minute)
 	req := request("192.0.2.1")
-	l.Write(req, &disallowA, "RogueBot/2.0", "/a/", "", nil) // the first, logged in full
-	if allocs := testing.AllocsPerRun(1000, func() { l.Write(req, &disallowA, "RogueBot/2.0", "/a/", "", nil) }); allocs != 0 {
+	write(l, req, &disallowA, "RogueBot/2.0", "/a/", "", nil) // the first, logged in full
+	if allocs := testing.AllocsPerRun(1000, func() { write(l, req, &disallowA, "RogueBot/2.0", "/a/", "", nil) }); allocs != 0 {
 		t.Errorf("a repeat allocates %v times", allocs)
 	}
 }
@@ -244,7 +257,7 @@ func TestLogRepeatsKeepsShort(t *testing.T) {
 	ua := "LongBot/1.0 " + strings.Repeat("é", 5000)
 	uri := "/a/" + strings.Repeat("x", 1000)
 	for range 3 {
-		l.Write(request("192.0.2.1"), &disallowA, ua, uri, "", nil)
+		write(l, request("192.0.2.1"), &disallowA, ua, uri, "", nil)
 	}
 	l.Close()
 	full, summaries := entriesOf(t, buf.String())

@@ -6,16 +6,17 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/evidence"
+	"github.com/robotsguard/robotsguard/record"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 // claimStats count a zone's requests whose User-Agent claims a browser for
 // a path the robots.txt "*" group disallows (Event.BrowserDisallowed),
-// served or refused: by class (browser, poser: [enforce.ClaimClass]) and
-// outcome, the findings against their claims, their top paths and the
-// rules. The counts take no lock; the top lists take the row's.
+// served or refused, as record.ClaimOf counts them (the rule the report
+// and the metrics count by too): by class (browser, poser) and outcome,
+// the findings against their claims, their top paths and the rules. The
+// counts take no lock; the top lists take the row's.
 type claimStats struct {
 	counts   [2][2]atomic.Uint64 // [browser, poser][served, refused]
 	evidence [16]atomic.Uint64   // by the finding's bit
@@ -27,16 +28,16 @@ type claimStats struct {
 // record counts e, a request marked BrowserDisallowed; path is its path
 // without the query.
 func (c *claimStats) record(e *Event, path string) {
-	class := 0
-	if enforce.ClaimClass(e.Class, e.Evidence) == uaclass.Poser {
+	claim := record.ClaimOf(e.Class, e.Evidence, e.Outcome)
+	class, refused := 0, 0
+	if claim.Class == uaclass.Poser {
 		class = 1
 	}
-	refused := 0
-	if e.Outcome != Allowed {
+	if !claim.Served {
 		refused = 1
 	}
 	c.counts[class][refused].Add(1)
-	for f := range e.Evidence.Each() {
+	for f := range claim.Evidence.Each() {
 		c.evidence[bits.TrailingZeros16(uint16(f))].Add(1)
 	}
 	c.mu.Lock()

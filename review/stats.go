@@ -18,52 +18,30 @@ import (
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/record"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
-// Outcome is what became of a request, as the review counts it.
-type Outcome uint8
+// Outcome is what became of a request (record.Outcome).
+type Outcome = record.Outcome
 
-// Outcomes.
+// Outcomes (record's).
 const (
-	// Allowed: served.
-	Allowed Outcome = iota
-	// Refused: refused for this request (a disallowed path, a blocked
-	// class, a bad agent, an impostor).
-	Refused
-	// Throttled: answered 429 for going too fast.
-	Throttled
-	// Blocked: refused because the client is blocked (strikes or a trap),
-	// or caught by a trap now.
-	Blocked
-	numOutcomes
+	Allowed     = record.Allowed
+	Refused     = record.Refused
+	Throttled   = record.Throttled
+	Blocked     = record.Blocked
+	numOutcomes = record.NumOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"allowed", "refused", "throttled", "blocked"}
-
-// String returns "allowed", "refused", "throttled" or "blocked".
-func (o Outcome) String() string {
-	if o < numOutcomes {
-		return outcomeNames[o]
-	}
-	return "unknown"
-}
-
-// OutcomeOf returns the outcome of a decision's action and reason. A
-// dry-run decision counts as what it would have been.
+// OutcomeOf returns the outcome of a decision's action and reason
+// (record.OutcomeOf).
 func OutcomeOf(action enforce.Action, reason enforce.Reason) Outcome {
-	switch {
-	case action == enforce.Allow:
-		return Allowed
-	case action == enforce.Throttle:
-		return Throttled
-	case action == enforce.Tarpit || reason == enforce.ReasonBlockedClient || reason == enforce.ReasonTrap:
-		return Blocked
-	}
-	return Refused
+	return record.OutcomeOf(action, reason)
 }
 
-// Event is one decision, as the handler or a decision log gives it.
+// Event is one decision as the statistics count it: what a
+// record.Record says, by the record's rules ([Stats.Add] makes it).
 type Event struct {
 	// Time is when the request was decided; zero for the Stats' coarse
 	// clock (see Options.Clock).
@@ -105,14 +83,11 @@ type Event struct {
 	Evidence          evidence.Evidence
 }
 
-// ReadThenIgnored is the one definition of "read robots.txt, then ignored
-// it", which the review page, "caddy robots report --html" and "caddy
-// robots report" all use: a request that broke the rules after its
-// client's address had fetched robots.txt. The address, not the product
-// token: robots.txt is fetched per address (clients behind one address
-// share it), which is why the pages show when the address read it
-// (Event.RobotsAt) in the same row.
-func (e *Event) ReadThenIgnored() bool { return e.Violation && e.ReadRobots }
+// ReadThenIgnored reports "read robots.txt, then ignored it"
+// (record.ReadThenIgnored, the one definition): a request that broke the
+// rules after its client's address had fetched robots.txt; the pages show
+// when the address read it (Event.RobotsAt) in the same row.
+func (e *Event) ReadThenIgnored() bool { return record.ReadThenIgnored(e.Violation, e.ReadRobots) }
 
 // Bounds of the statistics of one zone. With them a zone's statistics
 // take at most about 12 MiB (see docs/review.md): bots × (row +
@@ -497,33 +472,34 @@ func cut(s string, n int) string {
 	return s
 }
 
-// DecisionEvent returns the event of the engine's decision d on req, judged
-// against the robots.txt version (a hash prefix) whose text is given, for
-// the live statistics. It has no Time: a zone's statistics keep a coarse
-// clock (100 ms), which is all their per-minute series and "last seen"
-// need, and which saves a clock read per request.
-func DecisionEvent(req *enforce.Request, d *enforce.Decision, version string, text []byte) Event {
+// Add counts one decision, from its record: the event the record's
+// rules make of it (its outcome, whether it broke the rules). A live
+// record has no Time: a zone's statistics keep a coarse clock (100 ms),
+// which is all their per-minute series and "last seen" need, and which
+// saves a clock read per request. It does not allocate for a bot already
+// tracked.
+func (s *Stats) Add(r *record.Record) {
 	e := Event{
-		Token:       req.UA.Token(),
-		Class:       req.UA.Class,
-		Verdict:     req.Verdict,
-		Outcome:     OutcomeOf(d.Action, d.Reason),
-		Violation:   d.Violation || d.Action != enforce.Allow,
-		ReadRobots:  d.ReadRobots,
-		RobotsAt:    d.RobotsAt,
-		Reason:      d.Reason,
-		RobotsTxt:   d.Reason == enforce.ReasonRobotsTxt,
-		DryRun:      d.DryRun,
-		Path:        req.Target.Normal,
-		Rule:        d.Rule,
-		Version:     version,
-		VersionText: text,
+		Time:        r.Time,
+		Token:       r.Token(),
+		Name:        r.Bot,
+		Operator:    r.Operator,
+		Class:       r.Class,
+		Verdict:     r.Verdict,
+		Outcome:     r.Outcome(),
+		Violation:   r.Violation(),
+		ReadRobots:  r.ReadRobots,
+		RobotsAt:    r.RobotsAt,
+		Reason:      r.Reason,
+		RobotsTxt:   r.RobotsTxt(),
+		DryRun:      r.DryRun,
+		Path:        r.Path,
+		Rule:        r.Rule,
+		Version:     r.Version,
+		VersionText: r.VersionText,
 
-		BrowserDisallowed: d.BrowserDisallowed,
-		Evidence:          req.Evidence.Evidence,
+		BrowserDisallowed: r.BrowserDisallowed,
+		Evidence:          r.Evidence.Evidence,
 	}
-	if b := req.UA.Bot; b != nil {
-		e.Name, e.Operator = b.Name, b.Operator
-	}
-	return e
+	s.Record(&e)
 }

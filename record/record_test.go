@@ -1,0 +1,92 @@
+package record
+
+import (
+	"net/http"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/evidence"
+	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/uaclass"
+)
+
+// decisions reads and decides a run of requests with a real engine:
+// robots.txt itself, allowed paths within and beyond the rate (slips,
+// throttles), a disallowed path, a departure, a preference refused in log
+// mode, an allowlisted address, a trap and what follows it, browsers and a
+// poser.
+func decisions(t *testing.T) []Record {
+	t.Helper()
+	now := time.Unix(1_800_000_000, 0)
+	e, err := enforce.New(enforce.Config{Traps: []string{"/trap/"}, ContentUsage: enforce.UsageLog, Burst: 2, Grace: 1,
+		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}, Now: func() time.Time { return now }}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := uaclass.New(uaclass.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := enforce.Reader{Classifier: c, Engine: e}
+	p := policy.Compile(policy.Parse([]byte("User-agent: *\nCrawl-delay: 10\nDisallow: /private/\nDisallow: /*.pdf$\nDisallow: /trap/\nContent-Usage: train-ai=n\n")))
+	const gptbot = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
+	const chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+	var out []Record
+	for _, q := range []struct{ ip, ua, target string }{
+		{"192.0.2.1", "ExampleBot/1.0", "/robots.txt"},
+		{"192.0.2.1", "ExampleBot/1.0", "/a"}, {"192.0.2.1", "ExampleBot/1.0", "/b"}, {"192.0.2.1", "ExampleBot/1.0", "/c"},
+		{"192.0.2.1", "ExampleBot/1.0", "/d"}, {"192.0.2.1", "ExampleBot/1.0", "/e"},
+		{"192.0.2.2", "ExampleBot/1.0", "/private/x"}, {"192.0.2.3", "ExampleBot/1.0", "/x.pdf?y=1"},
+		{"192.0.2.4", gptbot, "/a"}, {"203.0.113.5", "ExampleBot/1.0", "/private/x"},
+		{"192.0.2.6", "ExampleBot/1.0", "/trap/"}, {"192.0.2.6", "ExampleBot/1.0", "/a"},
+		{"192.0.2.7", chrome, "/private/x"}, {"192.0.2.8", chrome, "/"},
+	} {
+		h := http.Header{"User-Agent": {q.ua}}
+		var r enforce.Reading
+		o := evidence.Insecure
+		if q.ip == "192.0.2.8" {
+			o = evidence.Secure // no Fetch Metadata over HTTPS: a poser
+		}
+		if err := rd.Read(&http.Request{Method: "GET", Header: h, Host: "example.com"}, &enforce.Facts{ClientIP: netip.MustParseAddr(q.ip), URI: q.target, Scheme: "https", Origin: o}, p, &r); err != nil {
+			t.Fatal(err)
+		}
+		d := e.Decide(&r.Request, p)
+		rec := New(&r, &d, "default", "0123456789ab", nil)
+		if rec.Violation() != (d.Violation || d.Action != enforce.Allow) {
+			t.Errorf("%s for %s: the rule says violation %v, the engine %v (%v %v)", q.target, q.ua, rec.Violation(), d.Violation, d.Action, d.Reason)
+		}
+		if rec.Noteworthy != d.Noteworthy() || rec.Path != r.Request.Target.Normal || rec.URI != q.target || rec.UserAgent != q.ua {
+			t.Errorf("%s for %s: %+v", q.target, q.ua, rec)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// TestViolationIsTheEngines: the rule by which the pages and the report
+// read a violation from a decision's action and reason (Violation) is
+// what the engine marks, over every kind of decision.
+func TestViolationIsTheEngines(t *testing.T) {
+	seen := map[enforce.Reason]bool{}
+	for _, r := range decisions(t) {
+		seen[r.Reason] = true
+	}
+	for _, want := range []enforce.Reason{enforce.ReasonRobotsTxt, enforce.ReasonNone, enforce.ReasonCrawlDelay, enforce.ReasonDisallowed,
+		enforce.ReasonDeparture, enforce.ReasonContentUsage, enforce.ReasonAllowlisted, enforce.ReasonTrap, enforce.ReasonBlockedClient} {
+		if !seen[want] {
+			t.Errorf("no decision with reason %q: the run does not test it", want)
+		}
+	}
+}
+
+// TestNewNoAllocations: the record of a decision costs no allocation.
+func TestNewNoAllocations(t *testing.T) {
+	rs := decisions(t)
+	rd := enforce.Reading{Request: enforce.Request{IP: rs[1].ClientIP, UA: uaclass.Result{Class: uaclass.OtherBot, Tokens: rs[1].Tokens}}, UserAgent: rs[1].UserAgent, URI: "/a"}
+	d := enforce.Decision{Action: enforce.Throttle, Reason: enforce.ReasonCrawlDelay, RetryAfter: time.Second}
+	if n := testing.AllocsPerRun(100, func() { _ = New(&rd, &d, "default", "0123456789ab", nil) }); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}
