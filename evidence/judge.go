@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/robotsguard/robotsguard/internal/sfv"
 )
 
 // TLS is what the TLS fingerprint table says of a request's handshake. The
@@ -145,21 +147,21 @@ func judgeHeaders(c Claim, method string, h http.Header) Evidence {
 		e |= judgeBrands(c, ua)
 	}
 	if v := h["Sec-Ch-Ua-Mobile"]; len(v) > 0 {
-		it, ok := sfSingleItem(strings.Join(v, ","))
+		it, ok := sfv.SingleItem(strings.Join(v, ","))
 		switch {
-		case !ok || it.kind != sfBoolean:
+		case !ok || it.Kind != sfv.Boolean:
 			e |= SecCHUAInvalid
-		case (it.text == "?1") != c.Mobile:
+		case (it.Text == "?1") != c.Mobile:
 			e |= SecCHUAPlatform
 		}
 	}
 	if v := h["Sec-Ch-Ua-Platform"]; len(v) > 0 {
-		it, ok := sfSingleItem(strings.Join(v, ","))
+		it, ok := sfv.SingleItem(strings.Join(v, ","))
 		switch {
-		case !ok || it.kind != sfString:
+		case !ok || it.Kind != sfv.String:
 			e |= SecCHUAInvalid
 		default:
-			if p := hintPlatform(it.text); p != UnknownPlatform && c.Platform != OtherPlatform && p != c.Platform {
+			if p := hintPlatform(it.Text); p != UnknownPlatform && c.Platform != OtherPlatform && p != c.Platform {
 				e |= SecCHUAPlatform
 			}
 		}
@@ -210,22 +212,22 @@ func judgeBrands(c Claim, values []string) Evidence {
 		v = strings.Join(values, ", ") // rare: the hints come in one field line
 	}
 	var e Evidence
-	ok := sfList(v, func(it sfItem) bool {
-		if it.kind != sfString || !it.hasV {
+	ok := sfv.List(v, func(it sfv.Item) bool {
+		if it.Kind != sfv.String || !it.HasV {
 			return false
 		}
 		var need tokens
 		switch {
-		case sfStringEqual(it.text, "Microsoft Edge"):
+		case sfv.StringEqual(it.Text, "Microsoft Edge"):
 			need = tokEdge
-		case sfStringEqual(it.text, "Opera"), sfStringEqual(it.text, "Opera GX"):
+		case sfv.StringEqual(it.Text, "Opera"), sfv.StringEqual(it.Text, "Opera GX"):
 			need = tokOpera
-		case sfStringEqual(it.text, "Yandex"):
+		case sfv.StringEqual(it.Text, "Yandex"):
 			need = tokYandex
-		case sfStringEqual(it.text, "Samsung Internet"):
+		case sfv.StringEqual(it.Text, "Samsung Internet"):
 			need = tokSamsung
-		case sfStringEqual(it.text, "Chromium"):
-			if n, rest := leadingInt(it.v); rest == "" && n != 0 && n != c.Major {
+		case sfv.StringEqual(it.Text, "Chromium"):
+			if n, rest := leadingInt(it.V); rest == "" && n != 0 && n != c.Major {
 				e |= SecCHUABrand
 			}
 		}
