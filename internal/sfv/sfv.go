@@ -122,8 +122,13 @@ func SingleItem(s string) (Item, bool) {
 // member's (the caller keeps it where the first one stood). A callback
 // that returns false stops the walk with a nil error. An error, a
 // *Error, says where and why s does not parse.
+//
+// A Byte Sequence is only checked for base64's alphabet, as RFC 9651
+// section 4.2.7 recommends ("parsers SHOULD NOT fail when '=' padding is
+// not present"); List and SingleItem hold it to its padding, as httpsfv
+// does.
 func Dictionary(s string, each func(key string, value Item) bool) error {
-	p := scanner{s: s}
+	p := scanner{s: s, anyBase64: true}
 	p.skipSP()
 	for !p.eof() {
 		key, ok := p.key()
@@ -186,6 +191,8 @@ type scanner struct {
 	i        int
 	at       int
 	msg, arg string
+	// anyBase64 checks a Byte Sequence for base64's alphabet only.
+	anyBase64 bool
 }
 
 func (p *scanner) eof() bool { return p.i >= len(p.s) }
@@ -432,6 +439,9 @@ func (p *scanner) bytes() bool {
 	}
 	b64 := p.s[start:p.i]
 	p.i++
+	if p.anyBase64 {
+		return true
+	}
 	if len(b64)%4 != 0 {
 		return p.fail("a byte sequence is base64 with its padding")
 	}
