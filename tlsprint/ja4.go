@@ -26,6 +26,9 @@ type Hello struct {
 	// SignatureAlgorithms are those of the signature_algorithms extension,
 	// in the order sent.
 	SignatureAlgorithms []uint16
+	// Groups are those of the supported_groups extension, in the order
+	// sent. JA4 does not read them; the stack's family does (Classify).
+	Groups []uint16
 }
 
 const (

@@ -21,9 +21,7 @@ type Stack struct {
 	Family string
 }
 
-// Row is one line of the table: a JA4 (or "*_<cipher hash>_*", a browser
-// engine's cipher set whatever its extensions), its stack and where it was
-// seen.
+// Row is one line of the table: a JA4, its stack and where it was seen.
 type Row struct {
 	Match  string
 	Stack  Stack
@@ -36,9 +34,8 @@ var stacksTSV string
 // Table holds the rows of a table, indexed for Lookup.
 type Table struct {
 	Rows []Row
-	// exact maps "<cipher hash>_<extension hash>" to a stack; ciphers maps
-	// a browser engine's cipher hash to its stack.
-	exact, ciphers map[string]Stack
+	// exact maps "<cipher hash>_<extension hash>" to a stack.
+	exact map[string]Stack
 }
 
 var builtin = sync.OnceValue(func() *Table {
@@ -57,18 +54,16 @@ func Lookup(ja4 string) Stack { return builtin().Lookup(ja4) }
 func Builtin() *Table { return builtin() }
 
 // Lookup returns the stack the table knows for a JA4: the row of its cipher
-// and extension hashes, else the browser engine of its cipher hash, else
-// the zero Stack. The first part (transport, version, SNI, counts, ALPN)
-// is not compared: the same stack to a host or an IP address, with or
-// without ALPN, is the same stack.
+// and extension hashes, else the zero Stack. The first part (transport,
+// version, SNI, counts, ALPN) is not compared: the same stack to a host or
+// an IP address, with or without ALPN, is the same stack. A cipher hash
+// alone identifies nothing: a caller sets its cipher list in one line
+// (tls.Config.CipherSuites), so Go with Chrome's ciphers has Chrome's.
 func (t *Table) Lookup(ja4 string) Stack {
 	if !wellFormed(ja4) {
 		return Stack{}
 	}
-	if s, ok := t.exact[ja4[11:]]; ok {
-		return s
-	}
-	return t.ciphers[ja4[11:23]]
+	return t.exact[ja4[11:]]
 }
 
 // wellFormed reports a string shaped as a JA4: 10 characters, then two
@@ -88,13 +83,12 @@ func wellFormed(s string) bool {
 // browsers are the browser engines' families; every other is a library's.
 var browsers = map[string]bool{"chromium": true, "firefox": true, "webkit": true}
 
-// ParseTable reads a table: tab-separated rows of match, family, kind
+// ParseTable reads a table: tab-separated rows of JA4, family, kind
 // ("browser" or "library") and source; "#" starts a comment line. It
-// refuses a row that is malformed, a JA4 given two families, a cipher-set
-// row for a library, and a cipher set that a row of another family shares:
-// a JA4 is one stack's or none.
+// refuses a row that is malformed and a JA4 given two families: a JA4 is
+// one stack's or none.
 func ParseTable(text string) (*Table, error) {
-	t := &Table{exact: map[string]Stack{}, ciphers: map[string]Stack{}}
+	t := &Table{exact: map[string]Stack{}}
 	where := map[string]int{}
 	for n, line := range strings.Split(text, "\n") {
 		n++
@@ -113,29 +107,15 @@ func ParseTable(text string) (*Table, error) {
 			return nil, fmt.Errorf("line %d: family %q is not of kind %s", n, f[1], f[2])
 		}
 		m := f[0]
-		var key string
-		var index map[string]Stack
-		switch {
-		case wellFormed(m):
-			key, index = m[11:], t.exact
-		case len(m) == 16 && strings.HasPrefix(m, "*_") && strings.HasSuffix(m, "_*") && wellFormed("t13d0000h2_"+m[2:14]+"_000000000000"):
-			if !s.Browser {
-				return nil, fmt.Errorf("line %d: a cipher set (%s) identifies a browser engine only", n, m)
-			}
-			key, index = m[2:14], t.ciphers
-		default:
-			return nil, fmt.Errorf("line %d: match %q: want a JA4 or *_<cipher hash>_*", n, m)
+		if !wellFormed(m) {
+			return nil, fmt.Errorf("line %d: %q is not a JA4", n, m)
 		}
-		if old, ok := index[key]; ok && old != s {
+		key := m[11:]
+		if old, ok := t.exact[key]; ok && old != s {
 			return nil, fmt.Errorf("line %d: %s is %s on line %d and %s here", n, m, old.Family, where[key], s.Family)
 		}
-		index[key], where[key] = s, n
+		t.exact[key], where[key] = s, n
 		t.Rows = append(t.Rows, Row{Match: m, Stack: s, Source: f[3]})
-	}
-	for k, s := range t.exact {
-		if c, ok := t.ciphers[k[:12]]; ok && c != s {
-			return nil, fmt.Errorf("cipher set %s is %s's (line %d) and %s's (line %d)", k[:12], c.Family, where[k[:12]], s.Family, where[k])
-		}
 	}
 	return t, nil
 }

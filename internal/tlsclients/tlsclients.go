@@ -270,7 +270,7 @@ asyncio.run(main())`, url, ua)
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			return command(ctx, ca, dir, "scrapy", "fetch", "--nolog", "-s", "USER_AGENT="+ua, "-s", "ROBOTSTXT_OBEY=False", url)
 		}},
-	{Name: "node", Family: "node", Tool: "node", Protos: []string{"h1", "h2"}, fetch: script("node", "-e", nodeFetch), Version: version("node", "--version"),
+	{Name: "node", Family: "openssl", Tool: "node", Protos: []string{"h1", "h2"}, fetch: script("node", "-e", nodeFetch), Version: version("node", "--version"),
 		run: func(ctx context.Context, ca *CA, dir, url, ua string, _ bool) error {
 			return command(ctx, ca, dir, "node", "-e", `const https = require("https");
 const agent = new https.Agent({ keepAlive: false });

@@ -20,7 +20,7 @@ type row struct {
 }
 
 // families of public data: curl-impersonate's browser names.
-var impersonated = map[string]string{"chrome": "chromium", "edge": "chromium", "firefox": "firefox", "safari": "webkit"}
+var impersonated = map[string]string{"chrome": "chromium", "edge": "chromium", "firefox": "firefox", "tor": "firefox", "safari": "webkit"}
 
 // generate makes the table from the inputs in dir.
 func generate(dir string) (string, error) {
@@ -56,33 +56,16 @@ func generate(dir string) (string, error) {
 		}
 		return ja4, nil
 	}
-	clients := map[string]*tlsclients.Client{}
-	for _, c := range tlsclients.Clients {
-		clients[c.Name] = c
-	}
-	err := readTSV(filepath.Join(dir, "observed.tsv"), 5, func(f []string) error {
-		c := clients[f[0]]
-		if c == nil {
-			return fmt.Errorf("unknown client %q", f[0])
-		}
-		ja4, err := checked(f[3], f[4])
+	err := readObserved(filepath.Join(dir, "observed.tsv"), func(o observed) error {
+		ja4, err := checked(o.ja4, o.raw)
 		if err != nil {
 			return err
 		}
-		return add(ja4, c.Family, c.Browser, fmt.Sprintf("observed: %s, %s (%s)", f[0], short(f[1]), f[2]))
+		return add(ja4, o.family, o.browser, fmt.Sprintf("observed: %s, %s (%s)", o.client, short(o.version), o.transport))
 	})
 	if err == nil {
-		err = readTSV(filepath.Join(dir, "curl-impersonate.tsv"), 3, func(f []string) error {
-			browser, _, _ := strings.Cut(f[0], "_")
-			family, ok := impersonated[browser]
-			if !ok {
-				return fmt.Errorf("curl-impersonate signature %q: unknown browser", f[0])
-			}
-			h, err := tlsprint.ParseRaw(f[1])
-			if err != nil {
-				return err
-			}
-			return add(h.JA4(), family, true, f[2]+": "+f[0])
+		err = readImpersonated(filepath.Join(dir, "curl-impersonate.tsv"), func(s signature) error {
+			return add(s.hello.JA4(), s.family, true, s.source+": "+s.name)
 		})
 	}
 	if err == nil {
@@ -93,39 +76,10 @@ func generate(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// A browser engine's cipher sets, each sent by it alone.
-	ciphers := map[string]map[string]bool{} // cipher hash -> families
-	for _, r := range rows {
-		b := r.ja4[11:23]
-		if ciphers[b] == nil {
-			ciphers[b] = map[string]bool{}
-		}
-		ciphers[b][r.family] = true
-	}
-	var sets []*row
-	for b, fams := range ciphers {
-		if len(fams) != 1 {
-			continue
-		}
-		var seen []string
-		var family string
-		for _, r := range rows {
-			if r.ja4[11:23] == b && r.browser && r.ja4[4:6] > "03" {
-				family = r.family
-				seen = append(seen, r.sources...)
-			}
-		}
-		if family == "" {
-			continue
-		}
-		sort.Strings(seen)
-		sets = append(sets, &row{ja4: "*_" + b + "_*", family: family, browser: true, sources: []string{fmt.Sprintf("cipher set of %d rows: %s", len(seen), summary(seen))}})
-	}
-	all := make([]*row, 0, len(rows)+len(sets))
+	all := make([]*row, 0, len(rows))
 	for _, r := range rows {
 		all = append(all, r)
 	}
-	all = append(all, sets...)
 	sort.Slice(all, func(i, j int) bool {
 		a, b := all[i], all[j]
 		if a.browser != b.browser {
@@ -137,10 +91,10 @@ func generate(dir string) (string, error) {
 		return a.ja4 < b.ja4
 	})
 	var out strings.Builder
-	out.WriteString(`# TLS stacks by JA4 (see docs/tls-fingerprint.md). Made by go run ./tlsprint/internal/collect
-# from tlsprint/internal/collect/testdata: do not edit. Columns: match, family, kind, sources.
-# A match is a JA4 (its cipher and extension hashes are compared) or *_<cipher hash>_*, a
-# cipher set that only that browser engine sends.
+	out.WriteString(`# TLS stacks by exact JA4 (see docs/tls-fingerprint.md), for a JA4 a CDN passes on (ja4_header):
+# a handshake Caddy sees is judged by its family (families.tsv). Made by go run ./tlsprint/internal/collect
+# from tlsprint/internal/collect/testdata: do not edit. Columns: JA4 (its cipher and extension
+# hashes are compared), family, kind, sources.
 `)
 	for _, r := range all {
 		kind := "library"
@@ -153,6 +107,78 @@ func generate(dir string) (string, error) {
 		return "", err
 	}
 	return out.String(), nil
+}
+
+// observed is one line of observed.tsv.
+type observed struct {
+	client, version, transport, ja4, raw string
+	family                               string
+	browser                              bool
+	// hello is the whole hello; nil where the run that saw it kept none.
+	hello *tlsprint.Hello
+}
+
+// families returns the family of each client -observe drives, and whether
+// it is a browser's.
+func families() map[string]tlsclients.Client {
+	m := map[string]tlsclients.Client{}
+	for _, c := range tlsclients.Clients {
+		m[c.Name] = tlsclients.Client{Family: c.Family, Browser: c.Browser}
+	}
+	for _, v := range variants(nil) {
+		m[v.name] = tlsclients.Client{Family: v.family, Browser: v.browser}
+	}
+	return m
+}
+
+// signature is one line of curl-impersonate.tsv.
+type signature struct {
+	name, source, family string
+	hello                tlsprint.Hello
+}
+
+// readImpersonated reads curl-impersonate.tsv, checking that each line's
+// hello makes its JA4_ro.
+func readImpersonated(path string, f func(signature) error) error {
+	return readTSV(path, 4, func(l []string) error {
+		browser, _, _ := strings.Cut(l[0], "_")
+		family, ok := impersonated[browser]
+		if !ok {
+			return fmt.Errorf("curl-impersonate signature %q: unknown browser", l[0])
+		}
+		h, err := tlsprint.ParseHello(l[3])
+		if err != nil {
+			return err
+		}
+		if got := h.Raw(true); got != l[1] {
+			return fmt.Errorf("%s: the hello makes %s, not the JA4_ro %s", l[0], got, l[1])
+		}
+		return f(signature{name: l[0], source: l[2], family: family, hello: h})
+	})
+}
+
+// readObserved reads observed.tsv, checking each line: a client -observe
+// knows, and a hello (where kept) whose JA4 is the line's.
+func readObserved(path string, f func(observed) error) error {
+	fams := families()
+	return readTSV(path, 6, func(l []string) error {
+		c, ok := fams[l[0]]
+		if !ok {
+			return fmt.Errorf("unknown client %q", l[0])
+		}
+		o := observed{client: l[0], version: l[1], transport: l[2], ja4: l[3], raw: l[4], family: c.Family, browser: c.Browser}
+		if l[5] != "-" {
+			h, err := tlsprint.ParseHello(l[5])
+			if err != nil {
+				return err
+			}
+			if got := h.JA4(); got != o.ja4 {
+				return fmt.Errorf("the hello's JA4 is %s, not %s", got, o.ja4)
+			}
+			o.hello = &h
+		}
+		return f(o)
+	})
 }
 
 // short keeps the first words of a version line.

@@ -28,16 +28,11 @@ func TestGenerated(t *testing.T) {
 // TestObservedKnown: every client observed here is known as its own
 // family by the built-in table, and no library's hello as a browser's.
 func TestObservedKnown(t *testing.T) {
-	clients := map[string]*tlsclients.Client{}
-	for _, c := range tlsclients.Clients {
-		clients[c.Name] = c
-	}
 	seen := map[string]bool{}
-	err := readTSV("testdata/observed.tsv", 5, func(f []string) error {
-		c := clients[f[0]]
-		seen[f[0]] = true
-		if s := tlsprint.Lookup(f[3]); !s.Known || s.Family != c.Family || s.Browser != c.Browser {
-			t.Errorf("%s's %s: %+v, want %s", f[0], f[3], s, c.Family)
+	err := readObserved("testdata/observed.tsv", func(o observed) error {
+		seen[o.client] = true
+		if s := tlsprint.Lookup(o.ja4); !s.Known || s.Family != o.family || s.Browser != o.browser {
+			t.Errorf("%s's %s: %+v, want %s", o.client, o.ja4, s, o.family)
 		}
 		return nil
 	})

@@ -31,9 +31,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/quic-go/quic-go/http3"
 
@@ -43,10 +45,15 @@ import (
 
 func main() {
 	observe := flag.Bool("observe", false, "drive the clients installed here and write testdata/observed.tsv")
+	goReleases := flag.String("go", "", "with -observe, other Go releases to drive too, comma-separated (go1.21.0,go1.24.0: GOTOOLCHAIN fetches each)")
 	dir := flag.String("dir", "tlsprint/internal/collect", "the directory of this command (its testdata)")
 	flag.Parse()
 	if *observe {
-		if err := observeClients(filepath.Join(*dir, "testdata", "observed.tsv")); err != nil {
+		var rels []string
+		if *goReleases != "" {
+			rels = strings.Split(*goReleases, ",")
+		}
+		if err := observeClients(filepath.Join(*dir, "testdata", "observed.tsv"), rels); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -59,11 +66,13 @@ func main() {
 	}
 }
 
-// hello is one recorded ClientHello.
-type hello struct{ client, transport, ja4, raw string }
+// hello is one recorded ClientHello: its JA4, JA4_ro and the whole hello
+// (tlsprint.Hello's text, GREASE values included).
+type hello struct{ client, transport, ja4, raw, full string }
 
-// observeClients drives every available client and writes what each sent.
-func observeClients(out string) error {
+// observeClients drives every available client, and the variants, and
+// writes what each sent.
+func observeClients(out string, goReleases []string) error {
 	tmp, err := os.MkdirTemp("", "tlsprint-collect")
 	if err != nil {
 		return err
@@ -85,7 +94,7 @@ func observeClients(out string) error {
 			t = "quic"
 		}
 		mu.Lock()
-		seen = append(seen, hello{label, t, h.JA4(), h.Raw(true)})
+		seen = append(seen, hello{label, t, h.JA4(), h.Raw(true), h.String()})
 		mu.Unlock()
 		return nil, nil
 	}
@@ -98,6 +107,7 @@ func observeClients(out string) error {
 		fmt.Fprint(w, "<!doctype html><title>tlsprint</title><p>hello")
 	})
 	srv := &http.Server{Handler: handler, TLSConfig: cfg}
+	srv.SetKeepAlivesEnabled(false) // a new connection, and hello, for each request: resumed sessions show
 	go srv.ServeTLS(ln, "", "")
 	defer srv.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
@@ -109,45 +119,61 @@ func observeClients(out string) error {
 	go h3.Serve(udp)
 	defer h3.Close()
 	url := fmt.Sprintf("https://localhost:%d/", port)
-	var versions = map[string]string{}
+	versions := map[string]string{} // client -> version, of this run
 	ctx := context.Background()
+	setLabel := func(name, version string) {
+		mu.Lock()
+		label = name + "\t" + version
+		mu.Unlock()
+	}
 	for _, c := range tlsclients.Clients {
 		if !c.Available() {
 			log.Printf("%s: not installed, skipped", c.Name)
 			continue
 		}
-		versions[c.Name] = c.Version(ctx)
+		v := c.Version(ctx)
+		versions[c.Name+"\t"+v] = v
 		for _, q := range []bool{false, true} {
 			if q && !c.H3 {
 				continue
 			}
-			mu.Lock()
-			label = c.Name
-			mu.Unlock()
+			setLabel(c.Name, v)
 			d, _ := os.MkdirTemp(tmp, c.Name)
 			if err := c.Run(ctx, ca, d, url, "tlsprint-collect/1.0", q); err != nil {
 				log.Printf("%s (h3 %v): %v", c.Name, q, err)
 			}
 		}
 	}
+	for _, c := range variants(goReleases) {
+		if _, err := exec.LookPath(c.tool); c.tool != "" && err != nil {
+			log.Printf("%s: %s not installed, skipped", c.name, c.tool)
+			continue
+		}
+		v := c.version(ctx)
+		versions[c.name+"\t"+v] = v
+		setLabel(c.name, v)
+		d, _ := os.MkdirTemp(tmp, c.name)
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		if err := c.run(rctx, ca, d, url, "tlsprint-collect/1.0"); err != nil {
+			log.Printf("%s %s: %v", c.name, v, err)
+		}
+		cancel()
+	}
 	var b strings.Builder
-	b.WriteString("# ClientHellos of the real clients of this machine, by go run ./tlsprint/internal/collect -observe\n# client\tversion\ttransport\tJA4\tJA4_ro\n")
+	b.WriteString("# ClientHellos of the real clients of this machine, by go run ./tlsprint/internal/collect -observe\n" +
+		"# client\tversion\ttransport\tJA4\tJA4_ro\thello (tlsprint.Hello's text, GREASE kept; - where an older run kept none)\n")
 	done := map[hello]bool{}
 	for _, h := range seen {
 		if h.client == "" || done[h] {
 			continue
 		}
 		done[h] = true
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", h.client, versions[h.client], h.transport, h.ja4, h.raw)
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", h.client, h.transport, h.ja4, h.raw, h.full)
 	}
 	// Keep what earlier runs saw of other versions (another machine's
 	// Chromium, an older curl): the next machine may have either.
-	now := map[string]bool{}
-	for h := range done {
-		now[h.client+"\t"+versions[h.client]] = true
-	}
-	if err := readTSV(out, 5, func(f []string) error {
-		if !now[f[0]+"\t"+f[1]] {
+	if err := readTSV(out, 6, func(f []string) error {
+		if _, now := versions[f[0]+"\t"+f[1]]; !now {
 			b.WriteString(strings.Join(f, "\t") + "\n")
 		}
 		return nil
