@@ -47,8 +47,9 @@ func NewConns(n int) *Conns {
 	return &Conns{slots: make([]atomic.Pointer[handshake], buckets*ways), mask: uint64(buckets - 1), seed: rand.Uint64()}
 }
 
-// Record computes the JA4 of a ClientHello, looks its stack up and keeps
-// both for the hello's connection, replacing what the same address had.
+// Record computes the JA4 of a ClientHello and its stack's family
+// (Classify) and keeps both for the hello's connection, replacing what the
+// same address had.
 // It returns the JA4. A hello without a connection or address is not kept.
 func (c *Conns) Record(info *tls.ClientHelloInfo) string {
 	h := FromClientHello(info)
@@ -60,7 +61,7 @@ func (c *Conns) Record(info *tls.ClientHelloInfo) string {
 	if !ok {
 		return ja4
 	}
-	e := &handshake{addr: addr, quic: h.QUIC, seq: c.seq.Add(1), ja4: ja4, stack: Lookup(ja4)}
+	e := &handshake{addr: addr, quic: h.QUIC, seq: c.seq.Add(1), ja4: ja4, stack: Classify(h)}
 	b := c.bucket(addr)
 	victim := &b[0]
 	for i := range b {

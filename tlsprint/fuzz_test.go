@@ -45,9 +45,10 @@ func goClientHello(t testing.TB, cfg *tls.Config) []byte {
 }
 
 // FuzzClientHello feeds arbitrary ClientHello messages, from real ones of
-// Go's client, to crypto/tls's server, which calls FromClientHello, JA4 and
-// Lookup for each it parses, as the Caddy matcher does: none of them may
-// panic, and every JA4 is well-formed.
+// Go's client, to crypto/tls's server, which calls FromClientHello, JA4,
+// Lookup and Classify for each it parses, as the Caddy matcher does: none
+// of them may panic, every JA4 is well-formed, and a hello with a browser
+// mark is never a library's.
 func FuzzClientHello(f *testing.F) {
 	f.Add(goClientHello(f, &tls.Config{ServerName: "example.test", NextProtos: []string{"h2", "http/1.1"}}))
 	f.Add(goClientHello(f, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12}))
@@ -58,11 +59,15 @@ func FuzzClientHello(f *testing.F) {
 		}
 		rec := binary.BigEndian.AppendUint16([]byte{22, 3, 1}, uint16(len(msg)))
 		cfg := &tls.Config{GetConfigForClient: func(info *tls.ClientHelloInfo) (*tls.Config, error) {
-			ja4 := FromClientHello(info).JA4()
+			h := FromClientHello(info)
+			ja4 := h.JA4()
 			if !wellFormed(ja4) {
 				t.Errorf("JA4 %q is not well-formed", ja4)
 			}
 			Lookup(ja4)
+			if s := Classify(h); s.Known && !s.Browser && MarksOf(h)&BrowserMarks != 0 {
+				t.Errorf("%s: a library's (%s) with a browser mark", h, s.Family)
+			}
 			return nil, io.EOF
 		}}
 		tls.Server(scriptConn{bytes.NewReader(append(rec, msg...))}, cfg).Handshake()
@@ -99,7 +104,7 @@ func TestScriptedHello(t *testing.T) {
 		return nil, io.EOF
 	}}
 	tls.Server(scriptConn{bytes.NewReader(append(rec, msg...))}, cfg).Handshake()
-	if got[:4] != "t13d" || got[8:10] != "h2" || Lookup(got).Family != "go" {
-		t.Errorf("Go's hello read as %q (%+v), want t13d…h2, Go's", got, Lookup(got))
+	if got[:4] != "t13d" || got[8:10] != "h2" {
+		t.Errorf("Go's hello read as %q, want t13d…h2", got)
 	}
 }

@@ -22,7 +22,7 @@ type row struct {
 // families of public data: curl-impersonate's browser names.
 var impersonated = map[string]string{"chrome": "chromium", "edge": "chromium", "firefox": "firefox", "tor": "firefox", "safari": "webkit"}
 
-// generate makes the table from the inputs in dir.
+// generate makes the table (stacks.tsv) from the inputs in dir.
 func generate(dir string) (string, error) {
 	rows := map[string]*row{}
 	add := func(ja4, family string, browser bool, source string) error {
@@ -233,4 +233,95 @@ func readTSV(path string, n int, f func([]string) error) error {
 		}
 	}
 	return sc.Err()
+}
+
+// familyHello is a whole hello of a known family, and where it was seen.
+type familyHello struct {
+	family, source string
+	browser        bool
+	hello          tlsprint.Hello
+}
+
+// familyHellos returns every whole hello of the inputs in dir.
+func familyHellos(dir string) ([]familyHello, error) {
+	var out []familyHello
+	err := readObserved(filepath.Join(dir, "observed.tsv"), func(o observed) error {
+		if o.hello != nil {
+			out = append(out, familyHello{o.family, "observed: " + o.client + ", " + short(o.version), o.browser, *o.hello})
+		}
+		return nil
+	})
+	if err == nil {
+		err = readImpersonated(filepath.Join(dir, "curl-impersonate.tsv"), func(s signature) error {
+			out = append(out, familyHello{s.family, s.source + ": " + s.name, true, s.hello})
+			return nil
+		})
+	}
+	return out, err
+}
+
+// deriveFamilies derives a profile of each family and transport from
+// hellos, in a stable order: browsers first, then by name, TCP first.
+func deriveFamilies(hellos []familyHello) (*tlsprint.Families, error) {
+	type key struct {
+		family  string
+		browser bool
+		quic    bool
+	}
+	groups := map[key][]tlsprint.Hello{}
+	var keys []key
+	for _, h := range hellos {
+		k := key{h.family, h.browser, h.browser && h.hello.QUIC}
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], h.hello)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.browser != b.browser {
+			return a.browser
+		}
+		if a.family != b.family {
+			return a.family < b.family
+		}
+		return !a.quic && b.quic
+	})
+	f := &tlsprint.Families{}
+	for _, k := range keys {
+		p, err := tlsprint.DeriveProfile(k.family, k.browser, k.quic, groups[k])
+		if err != nil {
+			return nil, err
+		}
+		f.Profiles = append(f.Profiles, p)
+	}
+	return f, nil
+}
+
+// generateFamilies makes families.tsv from the inputs in dir.
+func generateFamilies(dir string) (string, error) {
+	hellos, err := familyHellos(dir)
+	if err != nil {
+		return "", err
+	}
+	f, err := deriveFamilies(hellos)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	out.WriteString(`# TLS stacks by family (see docs/tls-fingerprint.md): what every hello of a stack has that its
+# caller does not set in one line. Made by go run ./tlsprint/internal/collect from the whole hellos
+# of tlsprint/internal/collect/testdata: do not edit. Columns: family, kind, transport (a library's
+# profile is of both), marks (in every hello), browser marks sent (in any), signature algorithms
+# in the family's order, extensions in its order ("-": its hellos disagree), number of hellos.
+`)
+	for _, p := range f.Profiles {
+		line, _ := p.MarshalText()
+		out.Write(line)
+		out.WriteByte('\n')
+	}
+	if _, err := tlsprint.ParseFamilies(out.String()); err != nil {
+		return "", err
+	}
+	return out.String(), nil
 }

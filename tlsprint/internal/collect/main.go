@@ -64,6 +64,13 @@ func main() {
 	if err := os.WriteFile(filepath.Join(*dir, "..", "..", "stacks.tsv"), []byte(table), 0o644); err != nil {
 		log.Fatal(err)
 	}
+	families, err := generateFamilies(filepath.Join(*dir, "testdata"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(*dir, "..", "..", "families.tsv"), []byte(families), 0o644); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // hello is one recorded ClientHello: its JA4, JA4_ro and the whole hello
