@@ -161,7 +161,7 @@ func TestPoserModes(t *testing.T) {
 		{"plain http", Config{}, library(), evidence.TLS{}, evidence.Insecure, "", uaclass.Browser, 0, Allow},
 		{"library stack", Config{}, library(), evidence.TLS{Known: true, Family: "openssl"}, evidence.Secure, "", uaclass.Poser, evidence.TLSStack | evidence.SecFetch, Deny},
 		{"another engine's stack", Config{}, http.Header{"User-Agent": {chromeUA}, "Sec-Fetch-Site": {"none"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"document"}},
-			evidence.TLS{Known: true, Browser: true, Family: "firefox"}, evidence.Secure, "", uaclass.Browser, evidence.TLSFamily, Allow},
+			evidence.TLS{Known: true, Browser: true, Family: "firefox"}, evidence.Secure, "", uaclass.Browser, evidence.TLSFamily | evidence.SecCHUA, Allow},
 		{"no client hints", Config{}, http.Header{"User-Agent": {chromeUA}, "Sec-Fetch-Site": {"none"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"document"}},
 			evidence.TLS{}, evidence.Secure, "", uaclass.Browser, evidence.SecCHUA, Allow},
 	} {

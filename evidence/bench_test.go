@@ -40,6 +40,7 @@ func benchRequests(t testing.TB) []struct {
 		{"browser navigation", first(nav["User-Agent"]), nav, TLS{}},
 		{"browser image", first(img["User-Agent"]), img, TLS{}},
 		{"browser, own stack", first(nav["User-Agent"]), nav, TLS{Known: true, Browser: true, Family: "chromium"}},
+		{"chrome's hello copied, no headers", chromeUA, http.Header{"Accept": {"*/*"}, "User-Agent": {chromeUA}}, TLS{Known: true, Browser: true, Family: "chromium"}},
 		{"library posing", chromeUA, http.Header{"Accept": {"*/*"}, "User-Agent": {chromeUA}}, TLS{Known: true, Family: "openssl"}},
 		{"robot", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", http.Header{}, TLS{}},
 	}

@@ -72,11 +72,11 @@ func OriginOf(tls bool, host string) Origin {
 // against the claim. Judge returns at once for a claim that is not judged,
 // and allocates nothing.
 //
-// When the handshake is a browser engine's, the headers are not judged:
-// they are that browser's, whatever its User-Agent says. A browser's own
-// internal requests lack some of them (Firefox's reader view, Chrome for
-// iOS's native fetches), and a client that copies a browser's handshake
-// copies its headers too. Another engine's stack is a mismatch by itself.
+// The TLS handshake and the headers are judged apart, and neither excuses
+// the other: a browser engine's handshake is no evidence for a claim (uTLS
+// copies Chrome's hello in a line of Go), so a client with Chrome's hello
+// and no Fetch Metadata is still "sec-fetch". A library's handshake is
+// "tls"; another browser engine's is a mismatch.
 func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 	if c.checks == 0 {
 		return Verdict{}
@@ -85,19 +85,15 @@ func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 	if c.checks&badGecko != 0 {
 		e |= Gecko
 	}
-	browser := false
 	if t.Known && c.checks&checkTLS != 0 {
 		switch f := stackFamily(t.Family); {
 		case !t.Browser:
 			e |= TLSStack
 		case f != NoFamily && f != c.Family:
-			browser = true
 			e |= TLSFamily
-		default:
-			browser = true
 		}
 	}
-	if !browser && c.checks&checkHeaders != 0 && (o == Secure || o == Loopback && c.Family != WebKit) {
+	if c.checks&checkHeaders != 0 && (o == Secure || o == Loopback && c.Family != WebKit) {
 		e |= judgeHeaders(c, method, h)
 	}
 	if e == 0 {

@@ -95,13 +95,22 @@ func TestJudge(t *testing.T) {
 		{name: "firefox for android", ua: ffAndroid, h: firefoxNav, o: Secure},
 		{name: "firefox 3.6's gecko date", ua: ff36, h: http.Header{}, o: Secure},
 		{name: "pale moon sends no fetch metadata", ua: paleMoon, h: http.Header{}, o: Secure},
-		{name: "firefox reader view, its own stack", ua: firefoxUA, h: http.Header{}, tls: nss, o: Secure},
+		// Firefox's reader view opened from its address (a restored tab)
+		// downloads the page with a system request, which carries no Fetch
+		// Metadata (Firefox's SecFetch.cpp skips system XHR): its own
+		// handshake does not excuse it, since a browser's handshake is no
+		// evidence for a claim (uTLS copies one in a line of Go).
+		{name: "firefox reader view, its own stack", ua: firefoxUA, h: http.Header{}, tls: nss, o: Secure, want: SecFetch},
 		{name: "safari 16.3 sends no fetch metadata", ua: safari163, h: http.Header{}, o: Secure},
 		{name: "safari 16.4", ua: safari164, h: firefoxNav, o: Secure},
 		{name: "safari on loopback is not judged by its headers", ua: safari164, h: http.Header{}, o: Loopback},
 		{name: "ios 15 sends no fetch metadata", ua: ios15, h: http.Header{}, o: Secure},
 		{name: "ios 26 with its frozen 18_6", ua: ios26, h: firefoxNav, o: Secure},
-		{name: "chrome on ios, its native fetches", ua: criOS, h: http.Header{}, tls: boring, o: Secure, want: TLSFamily},
+		{name: "chrome on ios, chromium's stack, no headers", ua: criOS, h: http.Header{}, tls: boring, o: Secure, want: TLSFamily | SecFetch},
+		// A copy of Chrome's hello (uTLS) is Chrome's handshake, and its
+		// headers are judged all the same.
+		{name: "chrome's stack, no headers", ua: chromeUA, h: http.Header{}, tls: boring, o: Secure, want: SecFetch},
+		{name: "chrome's stack, no client hints", ua: chromeUA, h: firefoxNav, tls: boring, o: Secure, want: SecCHUA},
 		{name: "ios in-app browser", ua: instagram, h: http.Header{}, tls: goTLS, o: Secure},
 		{name: "android web view", ua: webview, h: http.Header{}, tls: goTLS, o: Secure},
 		{name: "epiphany's own stack", ua: epiphany, h: http.Header{}, tls: TLS{Known: true, Family: "gnutls"}, o: Secure},
@@ -127,10 +136,10 @@ func TestJudge(t *testing.T) {
 		{name: "no gecko token", ua: ffNoGecko, h: firefoxNav, o: Secure, want: Gecko},
 
 		// Browsers whose User-Agent was changed, and copied headers.
-		{name: "nss under a chrome UA", ua: chromeUA, h: firefoxNav, tls: nss, o: Secure, want: TLSFamily},
-		{name: "apple's stack under a chrome UA", ua: chromeUA, h: firefoxNav, tls: apple, o: Secure, want: TLSFamily},
-		{name: "a browser stack of an unknown family", ua: chromeUA, h: http.Header{}, tls: TLS{Known: true, Browser: true, Family: "presto"}, o: Secure},
-		{name: "the table's name for nss", ua: chromeUA, h: http.Header{}, tls: TLS{Known: true, Browser: true, Family: "NSS"}, o: Secure, want: TLSFamily},
+		{name: "nss under a chrome UA", ua: chromeUA, h: firefoxNav, tls: nss, o: Secure, want: TLSFamily | SecCHUA},
+		{name: "apple's stack under a chrome UA", ua: chromeUA, h: firefoxNav, tls: apple, o: Secure, want: TLSFamily | SecCHUA},
+		{name: "a browser stack of an unknown family", ua: chromeUA, h: chromeNav, tls: TLS{Known: true, Browser: true, Family: "presto"}, o: Secure},
+		{name: "the table's name for nss", ua: chromeUA, h: chromeNav, tls: TLS{Known: true, Browser: true, Family: "NSS"}, o: Secure, want: TLSFamily},
 		{name: "firefox with a chrome UA", ua: chromeUA, h: firefoxNav, o: Secure, want: SecCHUA},
 		{name: "no hints on a subresource", ua: chromeUA, h: with(firefoxNav, "Sec-Fetch-Dest", "image", "Sec-Fetch-Mode", "no-cors"), o: Secure},
 		{name: "chrome with a firefox UA", ua: firefoxUA, h: chromeNav, o: Secure, want: SecCHUABrand},
