@@ -26,9 +26,13 @@
 #   same              both fronts with the check off: the noise floor, the
 #                     least difference between the fronts the run can show.
 # BENCH_CLIENT=browser makes wrk send Firefox's navigation headers
-# (Sec-Fetch-*) as well: the check judges it and finds no evidence (its TLS
-# stack is unknown to the table), so it is served as a browser: what the
-# check costs a person's requests.
+# (Sec-Fetch-*) as well, and Firefox's JA4 in a header the check-on front
+# reads as a CDN's (ja4_header, from trusted_proxies 127.0.0.1, set on both
+# fronts): wrk's own stack is OpenSSL's family, a library's, so its
+# handshake is still recorded and classified on every connection, while
+# its requests are judged with Firefox's handshake and headers, find no
+# evidence, and are served as a browser's: what the check costs a person's
+# requests.
 # Then a flood of handshakes against the on front: its RSS before and after
 # (the table of handshakes is fixed: 32,768 slots).
 #
@@ -61,11 +65,19 @@ go build -o "$work/caddy" ./examples/caddy
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
 	-addext subjectAltName=DNS:localhost,IP:127.0.0.1 -days 2 -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 printf 'User-agent: *\nAllow: /\n' >"$work/robots.txt"
+trusted='' ja4hdr=''
+if [ "$client" = browser ]; then
+	trusted='servers {
+		trusted_proxies static 127.0.0.1/32
+	}'
+	ja4hdr='ja4_header X-Client-JA4'
+fi
 config() { # name port options
 	cat >"$work/$1.Caddyfile" <<CFG
 {
 	admin off
 	auto_https off
+	$trusted
 	log {
 		level ERROR
 	}
@@ -88,6 +100,8 @@ https://localhost:$2 {
 }
 CFG
 }
+[ "$mode" != same ] && on_opts="$on_opts
+		$ja4hdr"
 config on 18443 "$on_opts"
 config off 18444 "$off_opts"
 pin_caddy=() pin_wrk=()
@@ -107,9 +121,11 @@ done
 ua='User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0'
 hdrs=(-H "$ua")
 if [ "$client" = browser ]; then
-	# Firefox's navigation headers: wrk's TLS stack is unknown to the table
-	# (never evidence), so the check judges these headers and finds none.
-	hdrs+=(-H 'Sec-Fetch-Site: none' -H 'Sec-Fetch-Mode: navigate' -H 'Sec-Fetch-Dest: document' -H 'Sec-Fetch-User: ?1')
+	# Firefox's navigation headers, and Firefox ESR 140's JA4 as a CDN
+	# passes it on (the check-on front's ja4_header): the check judges
+	# them and finds no evidence.
+	hdrs+=(-H 'Sec-Fetch-Site: none' -H 'Sec-Fetch-Mode: navigate' -H 'Sec-Fetch-Dest: document' -H 'Sec-Fetch-User: ?1'
+		-H 'X-Client-JA4: t13d1717h2_5b57614c22b0_3cbfd9057e0d')
 fi
 # cputicks FRONT: the CPU time (user + system, in clock ticks) of FRONT's
 # Caddy so far.
