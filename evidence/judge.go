@@ -8,8 +8,10 @@ import (
 	"github.com/robotsguard/robotsguard/internal/sfv"
 )
 
-// TLS is what the TLS fingerprint table says of a request's handshake. The
-// zero TLS is an unknown stack (or no TLS at all), which is never evidence.
+// TLS is what tlsprint says of a request's handshake: the family of its
+// stack (tlsprint.Classify), or for a JA4 a CDN passes on, the exact
+// table's. The zero TLS is an unknown stack (or no TLS at all), which is
+// never evidence.
 type TLS struct {
 	// Known reports that the table knows the stack.
 	Known bool

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // Marks are things a TLS stack does in every hello that its caller does
@@ -469,6 +470,9 @@ func ParseFamilies(text string) (*Families, error) {
 		for i, dst := range []*[]uint16{&p.Signatures, &p.Extensions} {
 			if c[5+i] == "-" {
 				continue
+			}
+			if strings.IndexFunc(c[5+i], unicode.IsSpace) >= 0 {
+				return nil, fmt.Errorf("line %d: %q is not a list of 4-digit hex values", n, c[5+i])
 			}
 			h, err := ParseHello("tcp s=" + c[5+i])
 			if err != nil {

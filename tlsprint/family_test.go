@@ -213,3 +213,30 @@ func BenchmarkClassify(b *testing.B) {
 		})
 	}
 }
+
+// FuzzParseFamilies: any text is refused or read into profiles that write
+// back as the lines they were read from, and never panics; a hello is then
+// classified by them without a panic.
+func FuzzParseFamilies(f *testing.F) {
+	f.Add(familiesTSV, chromeHello)
+	f.Add("go\tlibrary\tany\textended-master-secret,status-request\t-\t0804,0403\t-\t3", "tcp s=0804,0403,0807,0805 e=0005,0017")
+	f.Fuzz(func(t *testing.T, text, hello string) {
+		fams, err := ParseFamilies(text)
+		if err != nil {
+			return
+		}
+		for _, p := range fams.Profiles {
+			line, _ := p.MarshalText()
+			again, err := ParseFamilies(string(line))
+			if err != nil || len(again.Profiles) != 1 {
+				t.Fatalf("%q does not read back: %v", line, err)
+			}
+			if back, _ := again.Profiles[0].MarshalText(); string(back) != string(line) {
+				t.Errorf("%q reads back as %q", line, back)
+			}
+		}
+		if h, err := ParseHello(hello); err == nil {
+			fams.Classify(h)
+		}
+	})
+}
