@@ -187,29 +187,6 @@ func short(v string) string {
 	return strings.Join(f[:min(len(f), 5)], " ")
 }
 
-// summary names the clients of sources, at most a few.
-func summary(sources []string) string {
-	var names []string
-	seen := map[string]bool{}
-	for _, s := range sources {
-		name := s
-		if i := strings.LastIndex(s, ": "); i >= 0 {
-			name = s[i+2:]
-		}
-		if strings.HasPrefix(s, "observed: ") {
-			name, _, _ = strings.Cut(strings.TrimPrefix(s, "observed: "), " (")
-		}
-		if !seen[name] {
-			seen[name] = true
-			names = append(names, name)
-		}
-	}
-	if len(names) > 6 {
-		names = append(names[:6], fmt.Sprintf("%d more", len(names)-6))
-	}
-	return strings.Join(names, ", ")
-}
-
 // readTSV calls f with the fields of each line of a tab-separated file
 // that is not a "#" comment; each must have n fields.
 func readTSV(path string, n int, f func([]string) error) error {
