@@ -245,3 +245,32 @@ func TestOriginOf(t *testing.T) {
 		}
 	}
 }
+
+// FuzzJudgeTLS: for any User-Agent and headers, an unknown handshake is
+// never evidence, and a known one (a library's, a browser's of any
+// family) adds at most tls or tls-family: a handshake never takes header
+// evidence away, nor adds any.
+func FuzzJudgeTLS(f *testing.F) {
+	f.Add(chromeUA, "none", "navigate", "document", `"Chromium";v="156", "Google Chrome";v="156"`, "chromium", true)
+	f.Add(chromeUA, "", "", "", "", "go", false)
+	f.Fuzz(func(t *testing.T, ua, site, mode, dest, chua, family string, browser bool) {
+		h := http.Header{}
+		for k, v := range map[string]string{"Sec-Fetch-Site": site, "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest, "Sec-Ch-Ua": chua} {
+			if v != "" {
+				h[k] = []string{v}
+			}
+		}
+		c := ParseClaim(ua)
+		none := Judge(c, "GET", h, TLS{}, Secure)
+		if none.Evidence&(TLSStack|TLSFamily) != 0 {
+			t.Fatalf("%q: an unknown handshake is evidence: %s", ua, none.Evidence)
+		}
+		known := Judge(c, "GET", h, TLS{Known: true, Browser: browser, Family: family}, Secure)
+		if known.Evidence&^(TLSStack|TLSFamily) != none.Evidence {
+			t.Errorf("%q with %s (browser %v): %s, without a known handshake %s", ua, family, browser, known.Evidence, none.Evidence)
+		}
+		if browser && known.Evidence&TLSStack != 0 || !browser && known.Evidence&TLSFamily != 0 {
+			t.Errorf("%q with %s (browser %v): %s", ua, family, browser, known.Evidence)
+		}
+	})
+}
