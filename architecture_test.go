@@ -101,13 +101,13 @@ func goList(t *testing.T, mod string, flags ...string) map[string]listed {
 }
 
 // TestCaddymoduleSize keeps caddymodule the thin adapter the README
-// describes (issue 13): under 2,200 lines of non-test Go code, counting
-// neither blank lines nor comments, since every config field's doc comment
-// is Caddy's JSON documentation. Code that needs no Caddy belongs in the
-// package that owns the behaviour.
-// The bound was 2,000 until the TLS fingerprint (a tls.handshake_match
-// module added to the servers' connection policies), the site's own robots.txt
-// through the next handler and fetched crawler ranges: glue that needs Caddy.
+// describes (issues 13, 36): under 1,800 lines of non-test Go code,
+// counting neither blank lines nor comments, since every config field's
+// doc comment is Caddy's JSON documentation. Code that needs no Caddy
+// belongs in the package that owns the behaviour: the reading of a request
+// (enforce.Reader), its record (package record), the admin endpoints
+// (review.Admin), the response header rules (policy.HeaderRules), each
+// option group's check (enforce, source, signature, report Settings).
 func TestCaddymoduleSize(t *testing.T) {
 	files, err := filepath.Glob("caddymodule/*.go")
 	if err != nil || len(files) == 0 {
@@ -130,7 +130,7 @@ func TestCaddymoduleSize(t *testing.T) {
 		}
 	}
 	t.Logf("caddymodule: %d lines of non-test code (%d with blank lines and comments)", code, all)
-	if code >= 2200 {
-		t.Errorf("caddymodule has %d lines of non-test code, want under 2,200: move what needs no Caddy into the package that owns it", code)
+	if code >= 1800 {
+		t.Errorf("caddymodule has %d lines of non-test code, want under 1,800: move what needs no Caddy into the package that owns it", code)
 	}
 }

@@ -2,8 +2,10 @@
 // github.com/robotsguard/robotsguard" imports: it registers the
 // http.handlers.robots_guard Caddy module, the robots_guard Caddyfile
 // directive and the "caddy robots" commands. The code lives in the
-// caddymodule, enforce, policy, uaclass, source, upstream, signature,
-// report, metrics, review, audit and cli packages (docs/design.md, "Layout").
+// caddymodule, enforce (with enforce/redisstore), record, policy, uaclass,
+// evidence, tlsprint, source, upstream, signature, report, metrics,
+// review, audit and cli packages, and internal/ (docs/design.md,
+// "Layout").
 package robotsguard
 
 import (

@@ -211,6 +211,84 @@ func fieldOption[T string | bool | int | caddy.Duration](path string, to func(h 
 	}}
 }
 
+// listOption returns the repeatable option whose arguments (at least
+// one) add up in a list field, at path.
+func listOption(path string, to func(h *Handler) *[]string) caddyfileOption {
+	return caddyfileOption{repeatable: true, read: func(h *Handler, r *optionReader) error { return r.appendTo(to(h), path) }}
+}
+
+// mapOption returns the repeatable option "<key> <value>" (usage) that
+// sets an entry of a map field, at path.<key>: key canonicalises the key
+// (nil: as written), value reads the value, and a key given again is an
+// error (dup, a format of the key).
+func mapOption[T any](path, usage, dup string, key func(string) string, value func(r *optionReader, arg string) (T, error), to func(h *Handler) *map[string]T) caddyfileOption {
+	return caddyfileOption{repeatable: true, read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(2, 2, usage)
+		if err != nil {
+			return err
+		}
+		k, m := args[0], to(h)
+		if key != nil {
+			k = key(k)
+		}
+		if _, ok := (*m)[k]; ok {
+			return r.errf(dup, k)
+		}
+		v, err := value(r, args[1])
+		if err != nil {
+			return err
+		}
+		if *m == nil {
+			*m = map[string]T{}
+		}
+		(*m)[k] = v
+		r.set(path + "." + k)
+		return nil
+	}}
+}
+
+// plainArg reads an argument as it is written.
+func plainArg(_ *optionReader, arg string) (string, error) { return arg, nil }
+
+// pairOption returns the option "<first> [<second>]" (usage) that sets
+// the fields at paths from its one or two arguments, each by its reader;
+// an error of the second names it ("tarpit <max held>").
+func pairOption(usage, second string, paths [2]string, read ...func(h *Handler, r *optionReader, arg string) error) caddyfileOption {
+	return caddyfileOption{read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(1, 2, usage)
+		for i, arg := range args {
+			if i == 1 {
+				r.opt += " " + second
+			}
+			if err := read[i](h, r, arg); err != nil {
+				return err
+			}
+			r.set(paths[i])
+		}
+		return err
+	}}
+}
+
+// countArg reads a whole number above zero (zero would read as "the
+// default" in JSON: an explicit one is refused).
+func countArg(to func(h *Handler) *int) func(h *Handler, r *optionReader, arg string) error {
+	return func(h *Handler, r *optionReader, arg string) (err error) {
+		p := to(h)
+		if *p, err = r.atoi(arg); err == nil && *p == 0 {
+			err = r.errf("%v", field.AtLeast(1, 0))
+		}
+		return err
+	}
+}
+
+// durationArg reads a duration above zero (see positive).
+func durationArg(to func(h *Handler) *caddy.Duration) func(h *Handler, r *optionReader, arg string) error {
+	return func(h *Handler, r *optionReader, arg string) (err error) {
+		*to(h), err = r.positive(arg)
+		return err
+	}
+}
+
 // caddyfileOptions are the options of the robots_guard block. A new option
 // is a field of Handler (with its doc comment and default), an entry here
 // (fieldOption where it sets one field from one argument), its check in
@@ -220,58 +298,21 @@ var caddyfileOptions = map[string]caddyfileOption{
 	"robots":          fieldOption("robots", func(h *Handler) *string { return &h.Robots }),
 	"robots_optional": fieldOption("robots_optional", func(h *Handler) *bool { return &h.RobotsOptional }),
 	"robots_host":     fieldOption("robots_host", func(h *Handler) *string { return &h.RobotsHost }),
-	"robots_header": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		args, err := r.args(2, 2, "<field> <value>")
-		if err != nil {
-			return err
-		}
-		name := http.CanonicalHeaderKey(args[0])
-		if _, dup := h.RobotsHeaders[name]; dup {
-			return r.errf("field '%s' already set", name)
-		}
-		if h.RobotsHeaders == nil {
-			h.RobotsHeaders = map[string]string{}
-		}
-		h.RobotsHeaders[name] = args[1]
-		r.set("robots_headers." + name)
-		return nil
-	}},
+	"robots_header": mapOption("robots_headers", "<field> <value>", "field '%s' already set", http.CanonicalHeaderKey, plainArg,
+		func(h *Handler) *map[string]string { return &h.RobotsHeaders }),
 	"robots_refresh": fieldOption("robots_refresh", func(h *Handler) *caddy.Duration { return &h.RobotsRefresh }),
 	"serve_robots": {read: func(h *Handler, r *optionReader) error {
 		on, err := r.set("serve_robots").onOff()
 		h.ServeRobots = &on
 		return err
 	}},
-	"mode": fieldOption("mode", func(h *Handler) *string { return &h.Mode }),
-	"block_class": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		return r.appendTo(&h.BlockClasses, "block_classes")
-	}},
-	"trap": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		return r.appendTo(&h.Traps, "traps")
-	}},
-	"sitemap": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		return r.appendTo(&h.Sitemaps, "sitemaps")
-	}},
+	"mode":        fieldOption("mode", func(h *Handler) *string { return &h.Mode }),
+	"block_class": listOption("block_classes", func(h *Handler) *[]string { return &h.BlockClasses }),
+	"trap":        listOption("traps", func(h *Handler) *[]string { return &h.Traps }),
+	"sitemap":     listOption("sitemaps", func(h *Handler) *[]string { return &h.Sitemaps }),
 	"crawl_delay": fieldOption("crawl_delay", func(h *Handler) *caddy.Duration { return &h.CrawlDelay }),
-	"rate": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		args, err := r.args(2, 2, "<class> <duration>")
-		if err != nil {
-			return err
-		}
-		if _, dup := h.Rates[args[0]]; dup {
-			return r.errf("class '%s' already has a rate", args[0])
-		}
-		dur, err := r.duration(args[1])
-		if err != nil {
-			return err
-		}
-		if h.Rates == nil {
-			h.Rates = map[string]caddy.Duration{}
-		}
-		h.Rates[args[0]] = dur
-		r.set("rates." + args[0])
-		return nil
-	}},
+	"rate": mapOption("rates", "<class> <duration>", "class '%s' already has a rate", nil, (*optionReader).duration,
+		func(h *Handler) *map[string]caddy.Duration { return &h.Rates }),
 	"burst": fieldOption("burst", func(h *Handler) *int { return &h.Burst }),
 	"grace": {read: func(h *Handler, r *optionReader) error {
 		if err := r.set("grace").integer(&h.Grace); err != nil {
@@ -282,80 +323,22 @@ var caddyfileOptions = map[string]caddyfileOption{
 		}
 		return nil
 	}},
-	"strikes": {read: func(h *Handler, r *optionReader) error {
-		args, err := r.args(1, 2, "<n> [<per address>]")
-		if err != nil {
-			return err
-		}
-		for i, to := range []*int{&h.Strikes, &h.AddressStrikes}[:len(args)] {
-			if i == 1 {
-				r.opt = "strikes <per address>"
-			}
-			if *to, err = r.atoi(args[i]); err != nil {
-				return err
-			}
-			if *to == 0 {
-				return r.errf("%v", field.AtLeast(1, 0))
-			}
-			r.set([]string{"strikes", "address_strikes"}[i])
-		}
-		return nil
-	}},
+	"strikes": pairOption("<n> [<per address>]", "<per address>", [2]string{"strikes", "address_strikes"},
+		countArg(func(h *Handler) *int { return &h.Strikes }), countArg(func(h *Handler) *int { return &h.AddressStrikes })),
 	"ipv4_prefix": fieldOption("ipv4_prefix", func(h *Handler) *int { return &h.IPv4Prefix }),
 	"ipv6_prefix": fieldOption("ipv6_prefix", func(h *Handler) *int { return &h.IPv6Prefix }),
 	"window":      fieldOption("window", func(h *Handler) *caddy.Duration { return &h.Window }),
-	"cooldown": {read: func(h *Handler, r *optionReader) error {
-		args, err := r.args(1, 2, "<duration> [<max>]")
-		if err != nil {
-			return err
-		}
-		if h.Cooldown, err = r.positive(args[0]); err != nil {
-			return err
-		}
-		r.set("cooldown")
-		if len(args) == 2 {
-			r.opt = "cooldown <max>"
-			if h.MaxCooldown, err = r.positive(args[1]); err != nil {
-				return err
-			}
-			r.set("max_cooldown")
-		}
-		return nil
-	}},
-	"tarpit": {read: func(h *Handler, r *optionReader) error {
-		args, err := r.args(1, 2, "<duration> [<max held>]")
-		if err != nil {
-			return err
-		}
-		if h.Tarpit, err = r.positive(args[0]); err != nil {
-			return err
-		}
-		r.set("tarpit")
-		if len(args) == 2 {
-			r.opt = "tarpit <max held>"
-			if h.TarpitMax, err = r.atoi(args[1]); err != nil {
-				return err
-			}
-			if h.TarpitMax == 0 {
-				return r.errf("%v", field.AtLeast(1, 0))
-			}
-			r.set("tarpit_max")
-		}
-		return nil
-	}},
+	"cooldown": pairOption("<duration> [<max>]", "<max>", [2]string{"cooldown", "max_cooldown"},
+		durationArg(func(h *Handler) *caddy.Duration { return &h.Cooldown }), durationArg(func(h *Handler) *caddy.Duration { return &h.MaxCooldown })),
+	"tarpit": pairOption("<duration> [<max held>]", "<max held>", [2]string{"tarpit", "tarpit_max"},
+		durationArg(func(h *Handler) *caddy.Duration { return &h.Tarpit }), countArg(func(h *Handler) *int { return &h.TarpitMax })),
 	"escalate_verified_search": fieldOption("escalate_verified_search", func(h *Handler) *bool { return &h.EscalateVerifiedSearch }),
 	"allow_bad_agents":         fieldOption("allow_bad_agents", func(h *Handler) *bool { return &h.AllowBadAgents }),
 	"allow_impostors":          fieldOption("allow_impostors", func(h *Handler) *bool { return &h.AllowImpostors }),
 	"posers":                   fieldOption("posers", func(h *Handler) *string { return &h.Posers }),
-	"allow_fingerprint": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		return r.appendTo(&h.AllowFingerprints, "allow_fingerprints")
-	}},
-	"allow_ip": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		return r.appendTo(&h.AllowIPs, "allow_ips")
-	}},
-	"allow_token": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		return r.appendTo(&h.AllowTokens, "allow_tokens")
-	}},
+	"allow_fingerprint":        listOption("allow_fingerprints", func(h *Handler) *[]string { return &h.AllowFingerprints }),
+	"allow_ip":                 listOption("allow_ips", func(h *Handler) *[]string { return &h.AllowIPs }),
+	"allow_token":              listOption("allow_tokens", func(h *Handler) *[]string { return &h.AllowTokens }),
 	"verify": {read: func(h *Handler, r *optionReader) error {
 		if h.Verify == nil {
 			h.Verify = &VerifyConfig{}

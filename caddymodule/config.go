@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"bytes"
 	"fmt"
 	"net/textproto"
 	"time"
@@ -17,12 +16,6 @@ import (
 	"github.com/robotsguard/robotsguard/source"
 	"github.com/robotsguard/robotsguard/uaclass"
 	"github.com/robotsguard/robotsguard/upstream"
-)
-
-// log_repeats' default and bound (report.DefaultRepeats, MaxRepeats).
-const (
-	defaultLogRepeats = report.DefaultRepeats
-	maxLogRepeats     = report.MaxRepeats
 )
 
 // settings is what the checked configuration gives Provision, besides the
@@ -147,13 +140,8 @@ func (h *Handler) check() (*settings, error) {
 	if err := field.Each("bots", h.Bots, func(b uaclass.Bot) error { return b.Validate() }); err != nil {
 		return nil, err
 	}
-	if raw := bytes.TrimSpace(h.StoreRaw); len(raw) > 0 && raw[0] != '{' {
-		return nil, field.Errorf("store", `want an object such as {"module": "redis", "url": "redis://127.0.0.1:6379"}, got %s`, raw)
-	}
-	if len(h.StoreRaw) > 0 {
-		if err := checkStore(h.StoreRaw); err != nil { // store.go
-			return nil, err
-		}
+	if err := checkStore(h.StoreRaw); err != nil { // store.go
+		return nil, err
 	}
 	if h.Zone == "" {
 		h.Zone = "default"
@@ -164,15 +152,8 @@ func (h *Handler) check() (*settings, error) {
 	if h.ThrottleStatus, err = field.ErrorStatus("throttle_status", h.ThrottleStatus, 429); err != nil {
 		return nil, err
 	}
-	if !(h.LogAllowed >= 0 && h.LogAllowed <= 1) {
-		return nil, field.Errorf("log_allowed", "%v is not a fraction between 0 and 1", h.LogAllowed)
-	}
-	s.logRepeats = defaultLogRepeats
-	if h.LogRepeats != nil {
-		s.logRepeats = time.Duration(*h.LogRepeats)
-	}
-	if s.logRepeats < 0 || s.logRepeats > maxLogRepeats {
-		return nil, field.Errorf("log_repeats", "%v is not an interval between 0 (log every request) and %v", s.logRepeats, maxLogRepeats)
+	if s.logRepeats, err = report.CheckLogSettings(h.LogAllowed, (*time.Duration)(h.LogRepeats)); err != nil {
+		return nil, err
 	}
 	for i, r := range h.XRobotsTags {
 		c, err := policy.CompileRobotsTagRule(r.Pattern, r.Agent, r.Directives)
@@ -209,33 +190,12 @@ func (h *Handler) check() (*settings, error) {
 }
 
 // verifierOptions checks the verify block, reads its range files and
-// returns its ranges URLs (source.RangeSettings).
+// returns its ranges URLs (source.VerifySettings).
 func verifierOptions(v *VerifyConfig, bots []uaclass.Bot) (*uaclass.VerifierOptions, source.RangeSources, error) {
-	opts := &uaclass.VerifierOptions{Lists: map[string][]*uaclass.Ranges{}}
 	if v == nil {
-		return opts, source.RangeSources{}, nil
+		return &uaclass.VerifierOptions{Lists: map[string][]*uaclass.Ranges{}}, source.RangeSources{}, nil
 	}
-	for _, d := range []struct {
-		path string
-		v    caddy.Duration
-		to   *time.Duration
-	}{
-		{"verify.wait", v.Wait, &opts.Wait},
-		{"verify.lookup_timeout", v.LookupTimeout, &opts.LookupTimeout},
-		{"verify.ttl", v.TTL, &opts.TTL},
-	} {
-		if d.v < 0 {
-			return nil, source.RangeSources{}, field.Wrap(d.path, field.AboveZero(time.Duration(d.v)))
-		}
-		*d.to = time.Duration(d.v)
-	}
-	ranges, err := source.RangeSettings{Ranges: v.Ranges, Published: v.PublishedRanges, Bots: append(uaclass.DefaultBots(), bots...),
-		Refresh: time.Duration(v.RangesRefresh), MaxFile: maxRangesFile}.Check()
-	if err != nil {
-		return nil, ranges, err
-	}
-	for tok, l := range ranges.Files {
-		opts.Lists[tok] = []*uaclass.Ranges{uaclass.NewRanges(l)}
-	}
-	return opts, ranges, nil
+	return source.VerifySettings{Wait: time.Duration(v.Wait), LookupTimeout: time.Duration(v.LookupTimeout), TTL: time.Duration(v.TTL),
+		RangeSettings: source.RangeSettings{Ranges: v.Ranges, Published: v.PublishedRanges, Bots: append(uaclass.DefaultBots(), bots...),
+			Refresh: time.Duration(v.RangesRefresh), MaxFile: maxRangesFile}}.Check()
 }

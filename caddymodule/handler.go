@@ -1,8 +1,15 @@
-// Package caddymodule is robotsguard's Caddy module: the
-// http.handlers.robots_guard handler, its Caddyfile directive robots_guard,
-// hot reload of the site's robots.txt, the served robots.txt, structured
-// logs, metrics, and the "caddy robots" commands. It is the only package of
-// robotsguard that imports Caddy.
+// Package caddymodule is robotsguard's Caddy module, and the only package of
+// robotsguard that imports Caddy: glue only. It registers the
+// http.handlers.robots_guard handler and its Caddyfile directive
+// robots_guard, the TLS handshake matcher that records JA4 fingerprints,
+// the Redis store module, the admin endpoints (review.Admin) and the
+// "caddy robots" commands (package cli); it gives the Caddy-free packages
+// what only Caddy knows (the client IP after trusted_proxies, the TLS
+// handshakes, the next handler, the storage, the loggers, the metrics
+// registry) and keeps their state across config reloads. A request goes
+// ServeHTTP -> enforce.Reader.Read -> enforce.Engine.Decide ->
+// record.New (metrics, statistics, decision log) -> the response
+// (docs/design.md, "A request's path").
 package caddymodule
 
 import (
@@ -10,9 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -21,7 +26,6 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/enforce/redisstore"
-	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/record"
@@ -357,10 +361,9 @@ type Handler struct {
 	source                     *source.Source
 	metrics                    *metrics.Collectors
 	shared                     *sharedState
-	fleet                      *redisstore.Store // the zone's Redis store, or nil
-	index                      policy.RobotsTagRules
-	usage                      policy.UsageRules
-	tarpit                     *enforce.Holder // nil without a tarpit
+	fleet                      *redisstore.Store  // the zone's Redis store, or nil
+	headers                    policy.HeaderRules // x_robots_tags, content_usage_headers
+	tarpit                     *enforce.Holder    // nil without a tarpit
 	refusals                   *enforce.Refusals
 	cancel                     func()
 	next                       *nextRobots // the site's own robots.txt's fetches, without a robots option
@@ -421,7 +424,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.index, h.usage = set.index, set.usage
+	h.headers = policy.HeaderRules{RobotsTag: set.index, Usage: set.usage}
 	h.metrics, err = sharedMetrics(ctx.GetMetricsRegistry())
 	if err != nil {
 		return fmt.Errorf("robots_guard: registering metrics: %v", err)
@@ -468,18 +471,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		// (next.go).
 		h.next = &nextRobots{start: func() { h.source.Run(watchCtx, true) }}
 		h.source = source.NewOwn(h.next, time.Duration(h.RobotsRefresh), h.sourceOptions())
-	} else {
-		h.source = source.New(h.Robots, h.sourceOptions())
-		h.source.Load()
-		if cs := h.source.Snapshot().Contradictions; len(cs) > 0 {
-			return source.Contradicted(h.Robots, cs)
-		}
-		if h.Robots != "" {
-			if err := h.source.Watch(watchCtx); err != nil {
-				h.opsLogger.Warn("watching the robots.txt folder failed; changes are picked up by polling, and the watch is tried again", zap.String("file", h.Robots), zap.Error(err))
-			}
-			go h.source.Poll(watchCtx, 2*time.Second)
-		}
+	} else if h.source, err = source.OpenFile(watchCtx, h.Robots, h.sourceOptions()); err != nil {
+		return err // a file: loaded, watched and polled
 	}
 	go h.sweep(watchCtx)
 	h.fingerprintHandshakes(ctx) // tlsfingerprint.go
@@ -588,7 +581,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	getOrHead := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if d.Reason == enforce.ReasonRobotsTxt {
 		if h.serve && getOrHead {
-			serveRobots(w, r, snap)
+			snap.Serve(w, r)
 			return nil
 		}
 		return next.ServeHTTP(w, r)
@@ -597,7 +590,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		w.Header().Set("Link", "<"+rd.Canonical+">; rel=\"canonical\"")
 		human := req.UA.Class == uaclass.Browser
 		if rd.NonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && getOrHead && !d.FeedOnly() {
-			redirect(w, r, rd.Canonical)
+			enforce.Redirect(w, r, rd.Canonical)
 			return nil
 		}
 	}
@@ -606,17 +599,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		gate = enforce.NewFeedGate(w, d.DryRun)
 		w = gate
 	}
-	normal := req.Target.Normal
-	if len(h.index) > 0 {
-		if add := h.index.ForTarget(normal); add != nil {
-			w = &robotsTagWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
-		}
-	}
-	if len(h.usage) > 0 {
-		if add, ok := h.usage.ForTarget(normal); ok {
-			w = &contentUsageWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, add: add}
-		}
-	}
+	w = h.headers.Wrap(w, req.Target.Normal) // X-Robots-Tag, Content-Usage
 	if gate != nil {
 		return h.serveFeed(gate, w, r, next, &rd, d, snap)
 	}
@@ -649,52 +632,6 @@ func (h *Handler) record(r *http.Request, rd *enforce.Reading, d *enforce.Decisi
 	if rec.Noteworthy || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
 		h.decisions.Write(&rec)
 	}
-}
-
-// facts returns what only Caddy knows of r (enforce.Facts): the client IP
-// after trusted_proxies, the target as the client sent it, the scheme and
-// origin, and the TLS fingerprint (tlsfingerprint.go).
-func (h *Handler) facts(r *http.Request) enforce.Facts {
-	f := enforce.Facts{ClientIP: clientIP(r), URI: requestURI(r), Scheme: scheme(r), Origin: origin(r)}
-	f.JA4, f.TLS = h.requestTLS(r)
-	return f
-}
-
-// scheme returns the request's scheme.
-func scheme(r *http.Request) string {
-	if r.TLS != nil {
-		return "https"
-	}
-	return "http"
-}
-
-// origin is how the client saw the site, for the judgement of a browser's
-// claim: HTTPS when Caddy terminated TLS; plain HTTP otherwise, even to a
-// Host of localhost, which a proxy in front may send for a public
-// plain-HTTP site (nginx's default Host is the upstream's), where browsers
-// send no Fetch Metadata: a plain-HTTP origin only drops checks.
-func origin(r *http.Request) evidence.Origin {
-	if r.TLS != nil {
-		return evidence.Secure
-	}
-	return evidence.Insecure
-}
-
-// clientIP returns the client IP Caddy determined (trusted_proxies
-// honoured), falling back to the connection's remote address. Headers such
-// as X-Forwarded-For are never read here.
-func clientIP(r *http.Request) netip.Addr {
-	if s, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && s != "" {
-		if ip, err := netip.ParseAddr(s); err == nil {
-			return ip.Unmap()
-		}
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	ip, _ := netip.ParseAddr(host)
-	return ip.WithZone("").Unmap()
 }
 
 // Interface guards

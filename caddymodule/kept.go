@@ -17,13 +17,24 @@ import (
 // changed key builds a new one, and the old one goes with the old config.
 var kept = caddy.NewUsagePool()
 
-type keptClassifier struct{ *uaclass.Classifier }
+// keptValue is a value in the pool; it holds no resources.
+type keptValue[T any] struct{ v T }
 
-func (keptClassifier) Destruct() error { return nil }
+func (keptValue[T]) Destruct() error { return nil }
 
-type keptVerifier struct{ *uaclass.Verifier }
-
-func (keptVerifier) Destruct() error { return nil }
+// keep returns the value kept under key, made by newValue when there is
+// none, and the key to release it with.
+func keep[T any](key string, newValue func() (T, error)) (T, string, error) {
+	v, _, err := kept.LoadOrNew(key, func() (caddy.Destructor, error) {
+		x, err := newValue()
+		return keptValue[T]{x}, err
+	})
+	if err != nil {
+		var zero T
+		return zero, "", err
+	}
+	return v.(keptValue[T]).v, key, nil
+}
 
 // keepClassifier returns the classifier for these bot entries and cache
 // size, and the key to release it with.
@@ -32,15 +43,9 @@ func keepClassifier(extra []uaclass.Bot, cacheBytes int) (*uaclass.Classifier, s
 	if err != nil {
 		return nil, "", fmt.Errorf("robots_guard: bots: %v", err)
 	}
-	key := fmt.Sprintf("classifier %d %s", cacheBytes, b)
-	v, _, err := kept.LoadOrNew(key, func() (caddy.Destructor, error) {
-		c, err := uaclass.New(uaclass.Options{Extra: extra, CacheBytes: cacheBytes})
-		return keptClassifier{c}, err
+	return keep(fmt.Sprintf("classifier %d %s", cacheBytes, b), func() (*uaclass.Classifier, error) {
+		return uaclass.New(uaclass.Options{Extra: extra, CacheBytes: cacheBytes})
 	})
-	if err != nil {
-		return nil, "", err
-	}
-	return v.(keptClassifier).Classifier, key, nil
 }
 
 // keepVerifier returns the verifier for these options, and the key to
@@ -52,14 +57,7 @@ func keepVerifier(opts uaclass.VerifierOptions) (*uaclass.Verifier, string, erro
 	}
 	// Every field left is a number or the ranges (a map, which fmt prints
 	// sorted by token).
-	key := fmt.Sprintf("verifier %+v", opts)
-	v, _, err := kept.LoadOrNew(key, func() (caddy.Destructor, error) {
-		return keptVerifier{uaclass.NewVerifier(opts)}, nil
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	return v.(keptVerifier).Verifier, key, nil
+	return keep(fmt.Sprintf("verifier %+v", opts), func() (*uaclass.Verifier, error) { return uaclass.NewVerifier(opts), nil })
 }
 
 // release gives back what keepClassifier or keepVerifier returned.

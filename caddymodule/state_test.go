@@ -27,7 +27,7 @@ func TestZoneDryRunThenEnforce(t *testing.T) {
 	if code := serve(dry, "192.0.2.10", uaFirefoxState, "/"); code != 200 {
 		t.Fatalf("dry-run trapped client: %d", code)
 	}
-	zones, _ := blockedByZone(zone, time.Now())
+	zones, _ := admin.Blocked(zone, time.Now())
 	list := zones[zone]
 	if len(list) != 1 || !list[0].DryRun || list[0].IP != "192.0.2.10" {
 		t.Fatalf("blocked after dry run: %+v", list)
@@ -73,7 +73,7 @@ func TestZonePrefixAndDroppedBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lifted, _, _ := unblock(p, zone, time.Now()); lifted != 1 {
+	if lifted, _, _ := admin.Unblock(p, zone, time.Now()); lifted != 1 {
 		t.Errorf("unblock of an address in the /64 lifted %d", lifted)
 	}
 	// A flood into the trap from 2,000 /64s: 64 blocks fit (one per shard,
@@ -142,6 +142,6 @@ func TestBrowserLikeLimits(t *testing.T) {
 
 // zoneList lists the blocks of one zone.
 func zoneList(zone string) []enforce.BlockedClient {
-	zones, _ := blockedByZone(zone, time.Now())
+	zones, _ := admin.Blocked(zone, time.Now())
 	return zones[zone]
 }

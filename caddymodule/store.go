@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -190,6 +191,11 @@ func (h *Handler) openStore(ctx caddy.Context) (enforce.Store, error) {
 // checkStore checks the store module's values, for checkConfig: a store
 // from another plugin checks its own when it is loaded.
 func checkStore(raw json.RawMessage) error {
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] != '{' {
+		return field.Errorf("store", `want an object such as {"module": "redis", "url": "redis://127.0.0.1:6379"}, got %s`, t)
+	} else if len(raw) == 0 {
+		return nil
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return field.Errorf("store", "%v", err)

@@ -42,7 +42,7 @@ func TestRedisStoreHandler(t *testing.T) {
 	if code := serve(b, "192.0.2.21", uaFirefoxState, "/"); code != 200 {
 		t.Errorf("another client through b: %d", code)
 	}
-	zones, err := blockedByZone(zone, time.Now())
+	zones, err := admin.Blocked(zone, time.Now())
 	if err != nil || len(zones[zone]) != 1 || zones[zone][0].IP != "192.0.2.20" || zones[zone][0].Token != "" {
 		t.Fatalf("blocked: %+v, %v", zones[zone], err)
 	}
@@ -52,7 +52,7 @@ func TestRedisStoreHandler(t *testing.T) {
 	if a2.fleet != a.fleet {
 		t.Error("a reload made a new Redis store")
 	}
-	lifted, _, err := unblock(netip.MustParsePrefix("192.0.2.20/32"), zone, time.Now())
+	lifted, _, err := admin.Unblock(netip.MustParsePrefix("192.0.2.20/32"), zone, time.Now())
 	if err != nil || lifted != 1 {
 		t.Fatalf("unblock: %d, %v", lifted, err)
 	}

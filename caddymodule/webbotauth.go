@@ -7,7 +7,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/signature"
 )
@@ -45,38 +44,14 @@ type WebBotAuthConfig struct {
 }
 
 // checkWebBotAuth checks the web_bot_auth block and reads the pinned key
-// files; it is part of checkConfig (nil: not configured). Its errors are
-// *field.Error.
+// files (signature.Settings); it is part of checkConfig (nil: not
+// configured). Its errors are *field.Error.
 func checkWebBotAuth(c *WebBotAuthConfig) (*signature.Config, error) {
 	if c == nil {
 		return nil, nil
 	}
-	for _, d := range []struct {
-		path string
-		v    caddy.Duration
-	}{{"web_bot_auth.max_validity", c.MaxValidity}, {"web_bot_auth.clock_skew", c.ClockSkew}} {
-		if d.v < 0 {
-			return nil, field.Wrap(d.path, field.AboveZero(time.Duration(d.v)))
-		}
-	}
-	if c.NonceCache < 0 {
-		return nil, field.Wrap("web_bot_auth.nonce_cache", field.AtLeast(1, c.NonceCache))
-	}
-	pinned, err := signature.ReadPinned(c.TrustedAgents, maxRangesFile)
-	if err != nil {
-		var ae *signature.AgentError
-		if errors.As(err, &ae) {
-			return nil, field.Wrap("web_bot_auth.trusted_agents."+ae.Agent, ae.Err)
-		}
-		return nil, field.Wrap("web_bot_auth.trusted_agents", err)
-	}
-	return &signature.Config{
-		Pinned:      pinned,
-		Fetch:       c.FetchDirectories == nil || *c.FetchDirectories,
-		MaxValidity: time.Duration(c.MaxValidity),
-		ClockSkew:   time.Duration(c.ClockSkew),
-		NonceCache:  c.NonceCache,
-	}, nil
+	return signature.Settings{TrustedAgents: c.TrustedAgents, FetchDirectories: c.FetchDirectories, MaxValidity: time.Duration(c.MaxValidity),
+		ClockSkew: time.Duration(c.ClockSkew), NonceCache: c.NonceCache, MaxFile: maxRangesFile}.Check()
 }
 
 // newAgents sets up the verification of signed agents from a checked
@@ -114,22 +89,8 @@ var webBotAuthOption = caddyfileOption{read: func(h *Handler, r *optionReader) e
 
 // webBotAuthOptions are the options of the web_bot_auth block.
 var webBotAuthOptions = map[string]caddyfileOption{
-	"trusted_agent": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		args, err := r.args(2, 2, "<agent-url> <jwks-file>")
-		if err != nil {
-			return err
-		}
-		c := h.WebBotAuth
-		if c.TrustedAgents == nil {
-			c.TrustedAgents = map[string]string{}
-		}
-		if _, dup := c.TrustedAgents[args[0]]; dup {
-			return r.errf("%s is already pinned", args[0])
-		}
-		c.TrustedAgents[args[0]] = args[1]
-		r.set("web_bot_auth.trusted_agents." + args[0])
-		return nil
-	}},
+	"trusted_agent": mapOption("web_bot_auth.trusted_agents", "<agent-url> <jwks-file>", "%s is already pinned", nil, plainArg,
+		func(h *Handler) *map[string]string { return &h.WebBotAuth.TrustedAgents }),
 	"fetch_directories": {read: func(h *Handler, r *optionReader) error {
 		on, err := r.set("web_bot_auth.fetch_directories").onOff()
 		h.WebBotAuth.FetchDirectories = &on

@@ -1,7 +1,11 @@
-// Package enforce is robotsguard's judgement: given who is asking (package
-// uaclass) and what the site's robots.txt says (package policy), [Engine]
-// decides per request whether to serve, refuse, slow down or shut out, and
-// explains the [Decision] in terms one log line can carry.
+// Package enforce is robotsguard's reading of a request and its judgement.
+// [Reader.Read] reads a request, with the [Facts] only the server knows,
+// into the one [Request] that is judged: who is asking (package uaclass,
+// a Web Bot Auth signature, the evidence against a browser's claim, the
+// verification of a crawler's) and what it asks for (the target and its
+// spellings); given that and what the site's robots.txt says (package
+// policy), [Engine] decides whether to serve, refuse, slow down or shut
+// out, and explains the [Decision] in terms one log line can carry.
 //
 // Clients are tracked by address prefix ([Config].IPv4Prefix and IPv6Prefix)
 // and product token, and each address prefix also as a whole, so that moving

@@ -3,7 +3,8 @@
 // the robots.txt loads and fetches, the tracked and blocked clients per
 // zone, the tarpit, the Web Bot Auth outcomes, the browser claims on
 // disallowed paths and the evidence against browser claims, and the shared
-// store's health, with nil-safe methods that record them. Labels come only from closed sets (actions, reasons,
+// store's health, with nil-safe methods that record them (a decision's,
+// from its record: [Collectors.Record]). Labels come only from closed sets (actions, reasons,
 // classes, results, zone names from the config), never from User-Agents,
 // IPs or paths. The collectors of the process ([Process]) are made once
 // and registered on the registry of each config Caddy loads, so that they

@@ -1,9 +1,10 @@
 // Package report writes and reads robots_guard's decision logs: the one
-// log-entry type that the handler writes and the report reads, the writer
-// ([DecisionLog], which folds repeated refusals into summary lines with
-// log_repeats), the reader (plain and gzip-rotated files, time and field
-// filters), and the summary that "caddy robots report" prints. It does not
-// import Caddy.
+// log-entry type ([Entry], a record.Record written out by [EntryOf] and
+// read back by [Entry.Record]), the writer ([DecisionLog], which folds
+// repeated refusals into summary lines with log_repeats), the reader
+// (plain and gzip-rotated files, time and field filters), the summary that
+// "caddy robots report" prints and the view of "report --html". It does
+// not import Caddy.
 package report
 
 import (

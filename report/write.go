@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/record"
 )
 
@@ -23,6 +24,24 @@ const (
 	DefaultRepeats = 10 * time.Second
 	MaxRepeats     = time.Hour
 )
+
+// CheckLogSettings checks the decision log's options: allowed is
+// log_allowed, the fraction of allowed requests logged; repeats is
+// log_repeats (nil: DefaultRepeats), which it returns resolved. Its
+// errors are *field.Error.
+func CheckLogSettings(allowed float64, repeats *time.Duration) (time.Duration, error) {
+	if !(allowed >= 0 && allowed <= 1) {
+		return 0, field.Errorf("log_allowed", "%v is not a fraction between 0 and 1", allowed)
+	}
+	r := DefaultRepeats
+	if repeats != nil {
+		r = *repeats
+	}
+	if r < 0 || r > MaxRepeats {
+		return 0, field.Errorf("log_repeats", "%v is not an interval between 0 (log every request) and %v", r, MaxRepeats)
+	}
+	return r, nil
+}
 
 // DecisionLog writes a handler's decisions to its decision log, each as an
 // [Entry]. With a repeat interval (log_repeats), a refusal or violation

@@ -3,9 +3,11 @@
 // requests, robots.txt reads, the rules it broke and the robots.txt
 // version each was judged against, its top paths; per class a per-minute
 // series), their JSON view, and the review page that renders it, with every
-// asset embedded. The admin endpoints serve the live view, "caddy robots
-// report --html" the same page built from decision logs. It does not
-// import Caddy.
+// asset embedded; they count each decision's record ([Stats.Add],
+// record.Record, by the record's rules). [Admin] serves the admin
+// endpoints (the live view, the blocks, unblock), "caddy robots report
+// --html" the same page built from decision logs. It does not import
+// Caddy.
 package review
 
 import (

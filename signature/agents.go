@@ -1,12 +1,14 @@
 package signature
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 	"time"
 
+	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -29,6 +31,49 @@ type Config struct {
 
 	// directories, in tests only, says how directories are fetched.
 	directories DirectoryOptions
+}
+
+// Settings are the web_bot_auth block as a configuration writes it.
+type Settings struct {
+	// TrustedAgents maps an agent (its origin, e.g.
+	// "https://chatgpt.com") to the JWKS file of its pinned keys.
+	TrustedAgents map[string]string
+	// FetchDirectories is the fetch_directories setting: nil means on.
+	FetchDirectories *bool
+	// MaxValidity, ClockSkew and NonceCache are the verifier's limits; 0:
+	// their defaults.
+	MaxValidity, ClockSkew time.Duration
+	NonceCache             int
+	// MaxFile bounds a key file's size.
+	MaxFile int64
+}
+
+// Check checks s and reads the pinned key files (ReadPinned). Its errors
+// are *field.Error with the paths web_bot_auth.max_validity,
+// web_bot_auth.clock_skew, web_bot_auth.nonce_cache and
+// web_bot_auth.trusted_agents[.<agent>].
+func (s Settings) Check() (*Config, error) {
+	for _, d := range []struct {
+		path string
+		v    time.Duration
+	}{{"web_bot_auth.max_validity", s.MaxValidity}, {"web_bot_auth.clock_skew", s.ClockSkew}} {
+		if d.v < 0 {
+			return nil, field.Wrap(d.path, field.AboveZero(d.v))
+		}
+	}
+	if s.NonceCache < 0 {
+		return nil, field.Wrap("web_bot_auth.nonce_cache", field.AtLeast(1, s.NonceCache))
+	}
+	pinned, err := ReadPinned(s.TrustedAgents, s.MaxFile)
+	if err != nil {
+		var ae *AgentError
+		if errors.As(err, &ae) {
+			return nil, field.Wrap("web_bot_auth.trusted_agents."+ae.Agent, ae.Err)
+		}
+		return nil, field.Wrap("web_bot_auth.trusted_agents", err)
+	}
+	return &Config{Pinned: pinned, Fetch: s.FetchDirectories == nil || *s.FetchDirectories,
+		MaxValidity: s.MaxValidity, ClockSkew: s.ClockSkew, NonceCache: s.NonceCache}, nil
 }
 
 // AgentError is a trusted agent whose keys cannot be pinned: Agent is as

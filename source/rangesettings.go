@@ -90,6 +90,40 @@ func (s RangeSettings) Check() (RangeSources, error) {
 	return src, nil
 }
 
+// VerifySettings are the verify block as a configuration writes it: the
+// verifier's waits, and the ranges (RangeSettings).
+type VerifySettings struct {
+	// Wait, LookupTimeout and TTL are the verifier's
+	// (uaclass.VerifierOptions); 0: its defaults.
+	Wait, LookupTimeout, TTL time.Duration
+	RangeSettings
+}
+
+// Check checks s and reads the range files: the verifier's options, with
+// the files' lists, and where the ranges come from (RangeSettings.Check),
+// whose URLs the caller fetches. Its errors are *field.Error with the
+// paths verify.wait, verify.lookup_timeout, verify.ttl and
+// RangeSettings'.
+func (s VerifySettings) Check() (*uaclass.VerifierOptions, RangeSources, error) {
+	opts := &uaclass.VerifierOptions{Lists: map[string][]*uaclass.Ranges{}, Wait: s.Wait, LookupTimeout: s.LookupTimeout, TTL: s.TTL}
+	for _, d := range []struct {
+		path string
+		v    time.Duration
+	}{{"verify.wait", s.Wait}, {"verify.lookup_timeout", s.LookupTimeout}, {"verify.ttl", s.TTL}} {
+		if d.v < 0 {
+			return nil, RangeSources{}, field.Wrap(d.path, field.AboveZero(d.v))
+		}
+	}
+	ranges, err := s.RangeSettings.Check()
+	if err != nil {
+		return nil, ranges, err
+	}
+	for tok, l := range ranges.Files {
+		opts.Lists[tok] = []*uaclass.Ranges{uaclass.NewRanges(l)}
+	}
+	return opts, ranges, nil
+}
+
 // ReadRangeLists reads the lists of src once, as a command that runs
 // without Caddy needs them: the files as read, each URL fetched now,
 // conditionally on its last good copy in cache, which stands in when the

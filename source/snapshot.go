@@ -1,8 +1,10 @@
 package source
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
 	"sync"
 	"time"
 
@@ -110,4 +112,16 @@ func servedSince(sum [32]byte, now time.Time) time.Time {
 	}
 	served.since[sum], served.last = t, t
 	return t
+}
+
+// Serve answers GET and HEAD /robots.txt with the served file, with an
+// ETag and Last-Modified; http.ServeContent answers conditional requests
+// (If-None-Match, If-Modified-Since) with 304.
+func (s *Snapshot) Serve(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("ETag", s.ETag)
+	h.Set("Cache-Control", "public, max-age=300")
+	h.Set(ServedHeader, "generated") // so that a robots URL that leads back here is refused
+	http.ServeContent(w, r, "robots.txt", s.ModTime, bytes.NewReader(s.Served))
 }

@@ -129,6 +129,24 @@ func (s *Source) rewatch(lost bool) bool {
 	return true
 }
 
+// OpenFile returns the Source of the robots.txt file at path, loaded
+// (Load), watched (Watch; where watching fails, a warning, and polling
+// picks the changes up while the watch is tried again) and polled every
+// two seconds until ctx is done. A file whose groups contradict the
+// configured additions is an error (Contradicted).
+func OpenFile(ctx context.Context, path string, o Options) (*Source, error) {
+	s := New(path, o)
+	s.Load()
+	if cs := s.Snapshot().Contradictions; len(cs) > 0 {
+		return nil, Contradicted(path, cs)
+	}
+	if err := s.Watch(ctx); err != nil {
+		s.logger.Warn("watching the robots.txt folder failed; changes are picked up by polling, and the watch is tried again", zap.String("file", path), zap.Error(err))
+	}
+	go s.Poll(ctx, 2*time.Second)
+	return s, nil
+}
+
 // Poll re-checks the file's size and time every interval, a safety net for
 // file systems where change events do not arrive; it also re-establishes a
 // lost directory watch and reminds of a missing file.

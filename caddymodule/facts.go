@@ -1,0 +1,59 @@
+package caddymodule
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/evidence"
+)
+
+// facts returns what only Caddy knows of r (enforce.Facts), which
+// enforce.Reader.Read reads the request with: the client IP after
+// trusted_proxies, the target as the client sent it, the scheme and how
+// the client saw the site, and the TLS fingerprint (tlsfingerprint.go).
+//
+// The origin is HTTPS when Caddy terminated TLS; plain HTTP otherwise,
+// even to a Host of localhost, which a proxy in front may send for a
+// public plain-HTTP site (nginx's default Host is the upstream's), where
+// browsers send no Fetch Metadata: a plain-HTTP origin only drops checks.
+func (h *Handler) facts(r *http.Request) enforce.Facts {
+	f := enforce.Facts{ClientIP: clientIP(r), URI: requestURI(r), Scheme: "http", Origin: evidence.Insecure}
+	if r.TLS != nil {
+		f.Scheme, f.Origin = "https", evidence.Secure
+	}
+	f.JA4, f.TLS = h.requestTLS(r)
+	return f
+}
+
+// clientIP returns the client IP Caddy determined (trusted_proxies
+// honoured), falling back to the connection's remote address. Headers such
+// as X-Forwarded-For are never read here.
+func clientIP(r *http.Request) netip.Addr {
+	if s, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && s != "" {
+		if ip, err := netip.ParseAddr(s); err == nil {
+			return ip.Unmap()
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip, _ := netip.ParseAddr(host)
+	return ip.WithZone("").Unmap()
+}
+
+// requestURI returns the request target as the client sent it, before any
+// rewrite: policy.ParseTarget reads it as the backend will.
+func requestURI(r *http.Request) string {
+	if or, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok {
+		r = &or
+	}
+	if r.RequestURI == "" && r.URL != nil {
+		return r.URL.RequestURI()
+	}
+	return r.RequestURI
+}
