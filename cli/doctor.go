@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -93,8 +94,12 @@ type doctor struct {
 	logFile  string // the running copy's log
 	logAt    int64  // how far the doctor has read it
 	problems int
-	srvs     []*server // the running copy's servers
-	orig     []*server // the config's servers, as written
+	srvs     []*server  // the running copy's servers
+	orig     []*server  // the config's servers, as written
+	cf       *caddyfile // the config, when it is a Caddyfile
+	// start holds the module's warnings and errors of the config's start,
+	// by the robots URL or file they are about.
+	start []*logLine
 }
 
 // Doctor checks the config in file (adapted with adapter, as caddy run
@@ -109,6 +114,13 @@ func Doctor(ctx context.Context, env *Caddy, file, adapter string, logs []string
 	}
 	adapted, err := adaptFile(env, file, body, adapter)
 	if err != nil {
+		if f, ok := missingRobotsFix(file, body, adapter, err); ok {
+			// A typo in the robots path: the config does not load, and
+			// the file it meant is near.
+			fmt.Fprintf(out, "config %s\n  PROBLEM: %s\n", file, indent(fmt.Sprintf("the config does not load: %v\n%s", err, f)))
+			fmt.Fprintf(out, "\n1 problem found\n")
+			return 1, nil
+		}
 		return 0, err
 	}
 	cfg, err := decodeTree(adapted)
@@ -117,6 +129,9 @@ func Doctor(ctx context.Context, env *Caddy, file, adapter string, logs []string
 	}
 	run, _ := decodeTree(adapted)
 	d := &doctor{env: env, out: out, orig: servers(cfg), srvs: servers(run)}
+	if isCaddyfile(file, adapter) {
+		d.cf = parseCaddyfile(file, string(body))
+	}
 	guards := findGuards(d.srvs)
 	if len(guards) == 0 {
 		return 0, fmt.Errorf("%s: no robots_guard handler: nothing enforces any robots.txt", file)
@@ -135,10 +150,20 @@ func Doctor(ctx context.Context, env *Caddy, file, adapter string, logs []string
 		return 0, fmt.Errorf("%s: the config does not load: %v", file, err)
 	}
 	defer func() { _ = env.Stop() }()
-	if msgs := d.startMessages(ctx, guards); len(msgs) > 0 {
+	var other []*logLine
+	for _, e := range d.startMessages(ctx, guards) {
+		// A guard's robots URL that cannot be read is its site's finding,
+		// with the line and the fix.
+		if e.URL != "" && unreadable(e) && slices.ContainsFunc(guards, func(g *guardSite) bool { return g.handler["robots"] == e.URL }) {
+			d.start = append(d.start, e)
+		} else {
+			other = append(other, e)
+		}
+	}
+	if len(other) > 0 {
 		// A robots.txt a guard cannot read, before any request.
 		fmt.Fprintln(out, "start")
-		d.reportMessages(msgs)
+		d.reportMessages(other)
 	}
 	for _, g := range guards {
 		d.checkSite(ctx, g)
@@ -152,10 +177,21 @@ func Doctor(ctx context.Context, env *Caddy, file, adapter string, logs []string
 	return d.problems, nil
 }
 
+// unreadable reports whether a message of the module says that a robots
+// URL cannot be read (unreachable, or no robots.txt there).
+func unreadable(e *logLine) bool {
+	return strings.Contains(e.Msg, "fetched") || strings.Contains(e.Msg, "has none") || strings.Contains(e.Msg, "first fetch is taking long")
+}
+
+// isCaddyfile reports whether a config file is read as a Caddyfile.
+func isCaddyfile(file, adapter string) bool {
+	return adapter == "caddyfile" || adapter == "" && !strings.HasSuffix(strings.ToLower(file), ".json")
+}
+
 // adaptFile adapts a config file as caddy run does: with the named
 // adapter, else caddyfile unless the file is JSON.
 func adaptFile(env *Caddy, file string, body []byte, adapter string) ([]byte, error) {
-	if adapter == "" && !strings.HasSuffix(strings.ToLower(file), ".json") {
+	if isCaddyfile(file, adapter) {
 		adapter = "caddyfile"
 	}
 	if adapter == "" {
@@ -203,6 +239,13 @@ func (d *doctor) prepare(run map[string]any, guards []*guardSite, dir string) ([
 		_, g.store = g.handler["store"]
 		g.handler["log_allowed"] = 1
 		g.handler["log_repeats"] = 0
+		// Many requests from one address, at once: no throttle, strike
+		// or held refusal may stand in for the decision on a path.
+		g.handler["burst"] = 100000
+		g.handler["strikes"] = 100000
+		g.handler["address_strikes"] = 200000
+		delete(g.handler, "tarpit")
+		delete(g.handler, "tarpit_max")
 		g.handler["verify"] = map[string]any{"disabled": true}
 		delete(g.handler, "store")
 	}

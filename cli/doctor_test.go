@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
-
-	"github.com/robotsguard/robotsguard/policy"
 )
 
 // Adapted configs, as caddy adapt writes them.
@@ -156,34 +154,6 @@ func TestAddresses(t *testing.T) {
 	}{{"example.com", "Example.COM:443", true}, {"*.example.com", "www.example.com", true}, {"*.example.com", "example.com", false}, {"127.0.0.1", "localhost", false}} {
 		if got := hostMatches(c.pattern, c.host); got != c.want {
 			t.Errorf("hostMatches(%q, %q) = %v", c.pattern, c.host, got)
-		}
-	}
-}
-
-// TestPickProbe: GPTBot on a path robots.txt disallows it, never a trap,
-// inside the guard's matchers where one is; else a token of the file's
-// groups; nothing when nothing is disallowed.
-func TestPickProbe(t *testing.T) {
-	for _, tc := range []struct {
-		robots, matcher string
-		traps, allow    []string
-		token, path     string
-	}{
-		{"User-agent: *\nDisallow: /trap/\nDisallow: /private/*.pdf$\n", "", []string{"/trap/"}, nil, "GPTBot", "/private/x.pdf"},
-		{"User-agent: *\nDisallow: /a/\nDisallow: /blog/drafts/\n", "/blog/*", nil, nil, "GPTBot", "/blog/drafts/"},
-		{"User-agent: *\nDisallow: /a/\n", "/blog/*", nil, nil, "GPTBot", "/a/"}, // uncovered: the doctor says so
-		{"User-agent: GPTBot\nAllow: /\n\nUser-agent: RogueBot\nDisallow: /\n", "", nil, nil, "RogueBot", "/"},
-		{"User-agent: *\nDisallow: /x/\n", "", nil, []string{"gptbot"}, "", ""},
-		{"User-agent: *\nAllow: /\n", "", nil, nil, "", ""},
-	} {
-		r := policy.Parse([]byte(tc.robots))
-		g := &guardSite{config: guardConfig{Traps: tc.traps, AllowTokens: tc.allow}}
-		if tc.matcher != "" {
-			g.paths = [][]string{{tc.matcher}}
-		}
-		token, ua, path := pickProbe(policy.Compile(r), r, g)
-		if token != tc.token || path != tc.path || token != "" && ua == "" {
-			t.Errorf("%q (matcher %q): %q %q %q, want %q %q", tc.robots, tc.matcher, token, ua, path, tc.token, tc.path)
 		}
 	}
 }

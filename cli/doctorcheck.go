@@ -130,27 +130,42 @@ func (d *doctor) checkSite(ctx context.Context, g *guardSite) {
 	served := d.get(ctx, g, "/robots.txt", doctorUA)
 	d.reportMessages(served.messages)
 	robots, p := d.robots(ctx, g, served)
+	unread := d.sourceProblems(ctx, g)
 	// A browser first: the bot's refusal must not be what a browser sees.
-	d.checkBrowser(g, d.get(ctx, g, "/", firefoxUA))
+	home := d.get(ctx, g, "/", firefoxUA)
+	d.checkBrowser(g, home)
 	if p == nil {
 		return
 	}
 	if g.store {
 		d.note("the doctor decides with in-process state: the store (Redis) is not checked")
 	}
-	token, ua, path := pickProbe(p, robots, g)
-	if path == "" && len(g.matchers) > 0 {
-		d.problem("robots_guard runs only for requests that match %s, and nothing that its robots.txt disallows is among them:\n"+
-			"bots read the disallowed paths unchecked. Fix: drop the matcher (robots_guard { ... } guards the whole site), or widen it.", strings.Join(g.matchers, " and "))
+	site, err := d.prepareSite(g)
+	if err != nil {
+		d.problem("robots_guard's settings cannot be read: %v", err)
 		return
 	}
-	if path == "" {
-		d.problem("the robots.txt robots_guard enforces disallows nothing for any crawler (traps aside): there is nothing to refuse.\n" +
-			"Name the site's robots.txt with the robots option (robots /srv/www/robots.txt, or robots http://127.0.0.1:3000/robots.txt\n" +
-			"for an application), or add block_class ai to shut AI crawlers out.")
+	var links []string
+	if ct := home.header.Get("Content-Type"); home.err == nil && (ct == "" || strings.Contains(ct, "html")) {
+		links = pageLinks(g.host(), home.body)
+	}
+	ps := probes(site, robots, p, g, links)
+	if !slices.ContainsFunc(ps, func(pr *probe) bool { return !pr.allowed }) {
+		switch {
+		case unread:
+			// Said above: the robots.txt cannot be read.
+		case g.config.Robots != "":
+			d.problem("the robots.txt robots_guard enforces disallows nothing for any crawler (traps aside): there is nothing to refuse.\n"+
+				"Its robots option names %s: add Disallow rules there, or add block_class ai to shut AI crawlers out.", g.config.Robots)
+		default:
+			d.problem("the robots.txt robots_guard enforces disallows nothing for any crawler (traps aside): there is nothing to refuse.\n" +
+				"Name the site's robots.txt with the robots option (robots /srv/www/robots.txt, or robots http://127.0.0.1:3000/robots.txt\n" +
+				"for an application), or add block_class ai to shut AI crawlers out.")
+		}
 		return
 	}
-	d.checkBot(g, token, path, d.get(ctx, g, path, ua))
+	d.runProbes(ctx, g, ps)
+	d.checkProbes(g, ps)
 }
 
 // startMessages returns the module's warnings and errors of the config's
@@ -280,48 +295,6 @@ func status(a answer) string {
 	return fmt.Sprintf("%d %s", a.status, http.StatusText(a.status))
 }
 
-// pickProbe returns a bot and a path that robots.txt disallows for it,
-// which the guard's matchers let through and which is no trap: GPTBot
-// where the file disallows it something, else the first token of the
-// file's groups that it disallows something.
-//
-// A path that the guard's path matchers let through comes first; where
-// none is, one that they do not (the guard will not see it: the doctor
-// says so). token is the bot's name as the file writes it ("GPTBot").
-func pickProbe(p *policy.Policy, r *policy.Robots, g *guardSite) (token, ua, path string) {
-	type bot struct{ token, name, ua string }
-	candidates := []bot{{"gptbot", "GPTBot", gptbotUA}}
-	for _, grp := range r.Groups {
-		for _, a := range grp.Agents {
-			if t := a.Token(); t != "*" && t != "" && t != "gptbot" {
-				candidates = append(candidates, bot{t, a.Name, a.Name + "/1.0"})
-			}
-		}
-	}
-	uncovered := bot{}
-	for _, c := range candidates {
-		if slices.Contains(g.config.AllowTokens, c.token) {
-			continue
-		}
-		for _, grp := range r.Groups {
-			for _, rule := range grp.Rules {
-				path := concretePath(rule.Pattern)
-				trap := slices.ContainsFunc(g.config.Traps, func(t string) bool { return strings.HasPrefix(path, concretePath(t)) })
-				if rule.Allow || path == "" || trap || p.Match([]string{c.token}, path).Allowed {
-					continue
-				}
-				if g.covers(path) {
-					return c.name, c.ua, path
-				}
-				if uncovered.ua == "" {
-					uncovered, uncovered.token = c, path
-				}
-			}
-		}
-	}
-	return uncovered.name, uncovered.ua, uncovered.token
-}
-
 // concretePath returns a path that a robots.txt pattern matches: its
 // wildcards as "x", without the end anchor.
 func concretePath(pattern string) string {
@@ -384,29 +357,6 @@ func (d *doctor) origServer(name string) *server {
 	return nil
 }
 
-// checkBot checks that the bot is refused the disallowed path, and says
-// why not.
-func (d *doctor) checkBot(g *guardSite, token, path string, a answer) {
-	e := a.entry
-	switch {
-	case a.err != nil:
-		d.problem("GET %s as %s failed: %v", path, token, a.err)
-	case e == nil:
-		d.problem("robots_guard is never reached: %s got GET %s, which robots.txt disallows for it, with %s,\nand no robots_guard saw the request.%s",
-			token, path, status(a), d.unreachedCause(g, path))
-	case e.DryRun:
-		d.ok("%s would be refused %s (%s), but mode is dry_run: nothing is refused until mode enforce", token, path, e.Reason)
-	case e.Action == "allow":
-		d.problem("%s was let through GET %s, which robots.txt disallows for it: robots_guard decided %s.%s", token, path, orNone(e.Reason), allowCause(g, e))
-	default:
-		rule := ""
-		if e.Rule != "" {
-			rule = fmt.Sprintf("; robots.txt line %d: %s", e.RuleLine, e.Rule)
-		}
-		d.ok("%s is refused %s (%s, %s%s)", token, path, status(a), e.Reason, rule)
-	}
-}
-
 func orNone(reason string) string {
 	if reason == "" {
 		return "an ordinary allow"
@@ -420,22 +370,6 @@ func allowCause(g *guardSite, e *logLine) string {
 		return "\nallow_ip covers 127.0.0.1, the doctor's address (allow_ips: " + strings.Join(g.config.AllowIPs, ", ") + "): the doctor cannot check refusals."
 	}
 	return ""
-}
-
-// unreachedCause explains why the guard never saw a request.
-func (d *doctor) unreachedCause(g *guardSite, path string) string {
-	switch {
-	case g.after != "":
-		return fmt.Sprintf("\nIt comes after %s in the same route: %s answers every request, and the handlers after it never run.\n"+
-			"Fix: put robots_guard first in the route, route { robots_guard { ... }; %s },\n"+
-			"or drop the route block: outside one, Caddy orders robots_guard before %s by itself.", g.after, g.after, g.after, g.after)
-	case len(g.matchers) > 0 && !g.covers(path):
-		return fmt.Sprintf("\nIt runs only for requests that match %s, and GET %s does not.\n"+
-			"Fix: drop the matcher (robots_guard { ... } guards the whole site), or widen it.", strings.Join(g.matchers, " and "), path)
-	case len(g.matchers) > 0:
-		return fmt.Sprintf("\nIt runs only for requests that match %s: the doctor's request did not.", strings.Join(g.matchers, " and "))
-	}
-	return "\nAnother route of the site answers the request before it (a handle block, a route, a redir or respond that comes first)."
 }
 
 // checkProxies reports X-Forwarded-For that arrives, in the access logs,

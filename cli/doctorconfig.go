@@ -30,12 +30,18 @@ type guardSite struct {
 	handler map[string]any // the handler's JSON, in the config the doctor runs
 	config  guardConfig    // its settings, as configured
 	store   bool           // it has a store of its own, which the doctor leaves out
+	// at is the handler's JSON path (apps.http.servers.srv0.routes[0].
+	// handle[1]...); while walking, the path of the routes being walked.
+	at string
+	// nth counts the guards of the same site before this one.
+	nth int
 }
 
 // guardConfig are the settings of a robots_guard handler that the doctor
 // reads.
 type guardConfig struct {
 	Robots      string   `json:"robots"`
+	RobotsHost  string   `json:"robots_host"`
 	Mode        string   `json:"mode"`
 	Traps       []string `json:"traps"`
 	AllowIPs    []string `json:"allow_ips"`
@@ -134,8 +140,15 @@ func (s *server) trusts(addr netip.Addr) bool {
 func findGuards(srvs []*server) []*guardSite {
 	var out []*guardSite
 	for _, s := range srvs {
-		base := guardSite{server: s.name, listen: s.listen}
-		walkRoutes(s.routes, base, func(g guardSite) { out = append(out, &g) })
+		base := guardSite{server: s.name, listen: s.listen, at: "apps.http.servers." + s.name + ".routes"}
+		walkRoutes(s.routes, base, func(g guardSite) {
+			for _, o := range out {
+				if o.server == g.server && slices.Equal(o.hosts, g.hosts) {
+					g.nth++
+				}
+			}
+			out = append(out, &g)
+		})
 	}
 	return out
 }
@@ -144,12 +157,13 @@ func findGuards(srvs []*server) []*guardSite {
 // their subroutes), with the context ctx of the routes around them.
 func walkRoutes(routes []any, ctx guardSite, found func(guardSite)) {
 	shadow := ctx.after // a terminal handler of an earlier, unconditional route
-	for _, r := range routes {
+	for i, r := range routes {
 		route, _ := r.(map[string]any)
 		if route == nil {
 			continue
 		}
 		rc := ctx
+		rc.at = fmt.Sprintf("%s[%d]", ctx.at, i)
 		rc.hosts, rc.matchers, rc.paths = slices.Clone(ctx.hosts), slices.Clone(ctx.matchers), slices.Clone(ctx.paths)
 		// Only a route without matchers shadows the routes after it: the
 		// top-level routes of sites match their own hosts.
@@ -170,19 +184,22 @@ func walkRoutes(routes []any, ctx guardSite, found func(guardSite)) {
 			}
 		}
 		rc.after = shadow
-		for _, h := range anyList(route["handle"]) {
+		for j, h := range anyList(route["handle"]) {
 			hm, _ := h.(map[string]any)
 			name, _ := hm["handler"].(string)
+			hat := fmt.Sprintf("%s.handle[%d]", rc.at, j)
 			switch {
 			case name == "robots_guard":
 				g := rc
-				g.handler = hm
+				g.handler, g.at = hm, hat
 				b, _ := json.Marshal(hm)
 				_ = json.Unmarshal(b, &g.config)
 				found(g)
 			case name == "subroute":
 				routes, _ := hm["routes"].([]any)
-				walkRoutes(routes, rc, found)
+				sc := rc
+				sc.at = hat + ".routes"
+				walkRoutes(routes, sc, found)
 			case slices.Contains(terminalHandlers, name) && rc.after == "":
 				rc.after = name
 			}

@@ -233,10 +233,20 @@ func (s *Source) applyFetch(res upstream.Result, now time.Time) time.Duration {
 			rm.since, rm.logged, rm.cause = now, now, cause
 			s.counters.robotsUnreachable(+1)
 			if prev.Missing {
-				s.logger.Error("robots.txt could not be fetched: no rules are enforced until it is; retrying", fields...)
+				// A warning, not yet an error: at start the application
+				// may come up a moment after Caddy (or be one of its own
+				// sites, which listen only once every handler is
+				// provisioned), and `caddy validate`, which never starts
+				// the sites, must not print an error above "Valid
+				// configuration". The next failure is the error.
+				s.logger.Warn("robots.txt cannot be fetched yet: no rules are enforced until it is; retrying (caddy robots doctor checks the URL)", fields...)
 			} else {
 				s.logger.Warn("robots.txt could not be fetched; keeping the last good rules and retrying", fields...)
 			}
+		case rm.failures == 2 && prev.Missing:
+			rm.cause, rm.logged = cause, now
+			s.logger.Error("robots.txt still cannot be fetched: no rules are enforced until it is; retrying",
+				append(fields, zap.Duration("failing_for", now.Sub(rm.since)), zap.Int("attempts", rm.failures))...)
 		case cause != rm.cause || now.Sub(rm.logged) >= unreachableRelog:
 			rm.cause, rm.logged = cause, now
 			s.logger.Warn("robots.txt still cannot be fetched; keeping the last good rules and retrying",

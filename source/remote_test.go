@@ -125,12 +125,18 @@ func TestUpstreamStatusClasses(t *testing.T) {
 	}
 
 	// At start, an application that cannot be reached means no rules
-	// until it answers, logged as an error.
+	// until it answers: a warning at the first failure (the application
+	// may start after Caddy; caddy validate stops there), an error at the
+	// second.
 	app.Down()
 	s2, logs2 := newTestRemote(t, upstream.Options{URL: app.URL()})
 	s2.refresh(ctx)
-	if !allowedBy(s2, "/drafts/x") || logs2.FilterMessageSnippet("no rules are enforced until it is").FilterField(zap.String("error", "connection refused")).Len() != 1 {
+	if !allowedBy(s2, "/drafts/x") || logs2.FilterMessageSnippet("no rules are enforced until it is").FilterField(zap.String("error", "connection refused")).FilterLevelExact(zap.WarnLevel).Len() != 1 {
 		t.Errorf("unreachable at start: %v", logs2.All())
+	}
+	s2.refresh(ctx)
+	if logs2.FilterMessageSnippet("still cannot be fetched: no rules are enforced").FilterLevelExact(zap.ErrorLevel).Len() != 1 {
+		t.Errorf("unreachable twice at start: %v", logs2.All())
 	}
 	app.Up()
 	s2.refresh(ctx)

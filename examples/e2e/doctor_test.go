@@ -83,10 +83,11 @@ func TestDoctorAfterFileServer(t *testing.T) {
 	}
 	guard := fmt.Sprintf("\t\trobots_guard {\n\t\t\trobots %s/robots.txt\n\t\t}", site)
 	out, code := doctor(t, dir, "bad.Caddyfile", config("\t\tfile_server\n"+guard))
+	bad := filepath.Join(dir, "bad.Caddyfile")
 	expectDoctor(t, "file_server before robots_guard", out, code, 1,
-		"PROBLEM: robots_guard is never reached: GPTBot got GET /private/, which robots.txt disallows for it, with 200 OK",
-		"It comes after file_server in the same route: file_server answers every request",
-		"Fix: put robots_guard first in the route",
+		"PROBLEM: robots_guard is never reached: GPTBot got GET /private/, which robots.txt disallows for it, with 200 OK from file_server",
+		"It comes after file_server ("+bad+":5) in the same route: file_server answers every request",
+		"Fix: put robots_guard first in the route: replace "+bad+":4-9 with:",
 		"1 problem found")
 	out, code = doctor(t, dir, "good.Caddyfile", config(guard+"\n\t\tfile_server"))
 	expectDoctor(t, "robots_guard before file_server", out, code, 0, "ok: GPTBot is refused /private/", "all good")
@@ -105,7 +106,7 @@ func TestDoctorMatcher(t *testing.T) {
 	out, code := doctor(t, dir, "blog.Caddyfile", config("/blog/* "))
 	expectDoctor(t, "robots_guard /blog/*", out, code, 1,
 		"PROBLEM: robots_guard is never reached: GPTBot got GET /private/",
-		"It runs only for requests that match path /blog/*, and GET /private/ does not.")
+		"It runs only for requests that match path /blog/* ("+filepath.Join(dir, "blog.Caddyfile")+":3), and GET /private/ does not")
 	file := filepath.Join(site, "robots.txt")
 	out, code = doctor(t, dir, "file.Caddyfile", fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\trobots_guard %s\n\troot * %s\n\tfile_server\n}\n", freePort(t), file, site))
 	expectDoctor(t, "robots_guard FILE", out, code, 1, "would be read as a request matcher", "robots_guard { robots "+file+" }")
