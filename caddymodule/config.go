@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"cmp"
 	"fmt"
 	"net/textproto"
 	"time"
@@ -144,7 +145,8 @@ func (h *Handler) check() (*settings, error) {
 		return nil, err
 	}
 	if h.Zone == "" {
-		h.Zone = "default"
+		// State per site by default (site.go); "default" outside a server.
+		h.Zone = cmp.Or(h.site, "default")
 	}
 	if h.DenyStatus, err = field.ErrorStatus("deny_status", h.DenyStatus, 403); err != nil {
 		return nil, err

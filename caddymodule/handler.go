@@ -270,7 +270,9 @@ type Handler struct {
 	UACache int `json:"ua_cache,omitempty"`
 
 	// Zone names the per-client state, which survives config reloads.
-	// Handlers with the same zone share it. Default: "default".
+	// Handlers with the same zone share it. Default: the site's name
+	// (its hosts, or ":port" for a site of any host), so that what a
+	// client earns on one site applies there only.
 	Zone string `json:"zone,omitempty"`
 
 	// DenyStatus is the status code of refusals (400-599). Default: 403.
@@ -367,6 +369,7 @@ type Handler struct {
 	refusals                   *enforce.Refusals
 	cancel                     func()
 	next                       *nextRobots // the site's own robots.txt's fetches, without a robots option
+	site                       string      // the site it guards (site.go), the default zone
 }
 
 // VerifyConfig configures bot verification.
@@ -420,6 +423,7 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // it (a file) or refreshing it (a URL).
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.opsLogger = ctx.Logger(opsLog{})
+	h.site = siteOf(ctx) // site.go
 	set, err := h.checkConfig()
 	if err != nil {
 		return err

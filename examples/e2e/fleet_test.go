@@ -44,7 +44,10 @@ func startFleet(t *testing.T, guard string) *fleet {
 	for range 3 {
 		admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		s := start(t, options{robots: robots, trustProxy: true, admin: admin,
-			guard: "grace 0\n\t\tstore redis " + f.redis.URL + " {\n\t\t\ttimeout 1s\n\t\t}\n\t\t" + guard})
+			// The instances are sites of different ports on one machine:
+			// they share their state by naming one zone (the default zone
+			// is the site's name, its port here).
+			guard: "grace 0\n\t\tzone default\n\t\tstore redis " + f.redis.URL + " {\n\t\t\ttimeout 1s\n\t\t}\n\t\t" + guard})
 		f.instances = append(f.instances, s)
 		f.admins = append(f.admins, admin)
 		upstreams = append(upstreams, strings.TrimPrefix(s.front, "http://"))

@@ -38,7 +38,7 @@ func TestFleetFloodKeepsBlocks(t *testing.T) {
 	var fleet []*server
 	for range 2 {
 		fleet = append(fleet, start(t, options{trustProxy: true,
-			guard: fmt.Sprintf("strikes 1000\n\t\tmax_blocks %d\n\t\tstore redis %s {\n\t\t\ttimeout 1s\n\t\t}", maxBlocks, rs.URL)}))
+			guard: fmt.Sprintf("strikes 1000\n\t\tmax_blocks %d\n\t\tzone default\n\t\tstore redis %s {\n\t\t\ttimeout 1s\n\t\t}", maxBlocks, rs.URL)})) // sites of different ports: one zone named
 	}
 	const bot = "FloodBot/1.0 (+https://bot.example/)"
 	blocked := func(s *server, ip string) bool {

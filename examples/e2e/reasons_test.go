@@ -54,7 +54,7 @@ func TestBlockReasons(t *testing.T) {
 				t.Fatalf("admin JSON: %v\n%s", err, body)
 			}
 			got := map[string]string{}
-			for _, b := range ans.Zones["default"] {
+			for _, b := range ans.Zones[s.zone()] {
 				got[b.IP+" "+b.Token] = b.Reason
 			}
 			// The CLI's table.
@@ -74,7 +74,7 @@ func TestBlockReasons(t *testing.T) {
 				if token == "" {
 					token = `\(whole IP\)`
 				}
-				if !regexp.MustCompile(`(?m)^default +` + regexp.QuoteMeta(c.ip) + ` +` + token + ` +\S+ +` + c.reason + ` +1 `).Match(out) {
+				if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(s.zone()) + ` +` + regexp.QuoteMeta(c.ip) + ` +` + token + ` +\S+ +` + c.reason + ` +1 `).Match(out) {
 					t.Errorf("caddy robots blocked: no row for %s %s with reason %s", c.ip, token, c.reason)
 				}
 			}
