@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"cmp"
 	"fmt"
 	"net/textproto"
 	"time"
@@ -39,7 +38,8 @@ type settings struct {
 
 // checkConfig checks every value of the configuration and fills in the
 // defaults the handler owns (robots_refresh, mode, canonical, serve_robots,
-// zone, tarpit_max, deny and throttle statuses); the defaults of the engine, the
+// tarpit_max, deny and throttle statuses; the zone's is Provision's, by the
+// site); the defaults of the engine, the
 // store, the classifier and the verifier are theirs, applied to zero
 // values. It is the one place where values are checked, for the Caddyfile
 // and JSON alike: Provision calls it before it uses anything, and the
@@ -143,10 +143,6 @@ func (h *Handler) check() (*settings, error) {
 	}
 	if err := checkStore(h.StoreRaw); err != nil { // store.go
 		return nil, err
-	}
-	if h.Zone == "" {
-		// State per site by default (site.go); "default" outside a server.
-		h.Zone = cmp.Or(h.site, "default")
 	}
 	if h.DenyStatus, err = field.ErrorStatus("deny_status", h.DenyStatus, 403); err != nil {
 		return nil, err

@@ -369,7 +369,7 @@ type Handler struct {
 	refusals                   *enforce.Refusals
 	cancel                     func()
 	next                       *nextRobots // the site's own robots.txt's fetches, without a robots option
-	site                       string      // the site it guards (site.go), the default zone
+	site                       string      // the site it guards (state.go), the default zone
 }
 
 // VerifyConfig configures bot verification.
@@ -423,7 +423,7 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // it (a file) or refreshing it (a URL).
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.opsLogger = ctx.Logger(opsLog{})
-	h.site = siteOf(ctx) // site.go
+	h.nameSite(ctx) // state.go: state per site by default
 	set, err := h.checkConfig()
 	if err != nil {
 		return err

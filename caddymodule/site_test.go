@@ -10,27 +10,6 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 )
 
-// TestSiteName: a site is named by its hosts and, off the default ports,
-// its port; a site of any host by its port.
-func TestSiteName(t *testing.T) {
-	for _, c := range []struct {
-		hosts, listen []string
-		want          string
-	}{
-		{[]string{"example.com"}, []string{":443"}, "example.com"},
-		{[]string{"Example.com", "www.example.com"}, []string{":443"}, "example.com,www.example.com"},
-		{[]string{"shop.example.com"}, []string{":8443"}, "shop.example.com:8443"},
-		{[]string{"localhost"}, []string{"127.0.0.1:8080", "[::1]:8080"}, "localhost:8080"},
-		{nil, []string{"127.0.0.1:8080"}, ":8080"},
-		{nil, []string{"tcp/:9080"}, ":9080"},
-		{nil, nil, ""},
-	} {
-		if got := siteName(c.hosts, c.listen); got != c.want {
-			t.Errorf("siteName(%q, %q) = %q, want %q", c.hosts, c.listen, got, c.want)
-		}
-	}
-}
-
 // TestSiteZones (issue 39): two sites without a zone each get their own
 // state, named by the site; a site that sets a zone keeps it; a handler
 // in a handle block is its site's.

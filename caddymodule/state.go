@@ -1,12 +1,15 @@
 package caddymodule
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	sitename "github.com/robotsguard/robotsguard/internal/site"
 	"github.com/robotsguard/robotsguard/review"
 )
 
@@ -45,4 +48,27 @@ func joinState(zone string, maxClients, maxBlocks int, ttl time.Duration) (*shar
 func leaveState(zone string) error {
 	_, err := states.Delete(stateKey(zone))
 	return err
+}
+
+// nameSite names the site whose handler ctx provisions (package site):
+// its default zone, so that strikes, blocks and trap hits earned on one
+// site apply there only, unless the operator shares a zone; "default"
+// outside an HTTP server (caddy robots check, unit tests). Caddy
+// provisions a server's top-level routes in order, after decoding their
+// matchers: the one being provisioned is the first whose handlers are not
+// loaded yet.
+func (h *Handler) nameSite(ctx caddy.Context) {
+	if srv, _ := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); srv != nil {
+		var matchers []any
+		for _, r := range srv.Routes {
+			if len(r.Handlers) == 0 && len(r.HandlersRaw) > 0 {
+				for _, set := range r.MatcherSets {
+					matchers = append(matchers, set...)
+				}
+				break
+			}
+		}
+		h.site = sitename.Name(sitename.Hosts(matchers), srv.Listen)
+	}
+	h.Zone = cmp.Or(h.Zone, h.site, "default")
 }
