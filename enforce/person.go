@@ -22,9 +22,9 @@ func personPage(d *Decision, status int, now time.Time) []byte {
 	howLong := ""
 	if !d.BlockedUntil.IsZero() {
 		left := max(d.BlockedUntil.Sub(now).Round(time.Minute), time.Minute)
-		span := strconv.Itoa(int(left.Minutes())) + " minutes"
+		span := plural(int(left.Minutes()), "minute")
 		if left >= 2*time.Hour {
-			span = strconv.Itoa(int(left.Hours())) + " hours"
+			span = plural(int(left.Hours()), "hour")
 		}
 		howLong = "<p>The block ends in about " + span + ", at " +
 			html.EscapeString(d.BlockedUntil.UTC().Format("15:04 UTC")) + ". Until then every page of this site is refused to your address, " +
@@ -38,4 +38,12 @@ func personPage(d *Decision, status int, now time.Time) []byte {
 		html.EscapeString(now.UTC().Format(time.RFC3339)) + ".</p>\n" +
 		"<p><small>Status " + strconv.Itoa(status) + " · robots_guard</small></p>\n</body></html>\n"
 	return []byte(page)
+}
+
+// plural writes a count and its noun: "1 minute", "15 minutes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

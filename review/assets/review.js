@@ -99,6 +99,13 @@
     for (const o of outcomes) if (sum[o]) { const i = sum[o].findIndex((v) => v > 0); if (i >= 0) first = Math.min(first, i); }
     const fitted = first < points && points - first + 1 < keep;
     if (fitted) keep = Math.min(keep, Math.max(10, points - first + 1));
+    // Not before the statistics began (Caddy's start; the first line of
+    // the logs): minutes before it were not counted, not quiet. A line
+    // needs two points: the caption says when the count began.
+    const since = zs.map((z) => z.since).filter((x) => x).sort()[0];
+    const began = start && since ? Math.floor((Date.parse(since) - Date.parse(start)) / (step * 1000)) : 0;
+    const clamped = began > 0 && points - began < keep;
+    if (clamped) keep = Math.min(points, Math.max(2, points - began));
     if (start && keep < points) {
       start = new Date(Date.parse(start) + (points - keep) * step * 1000).toISOString();
       for (const o of outcomes) if (sum[o]) sum[o] = sum[o].slice(points - keep);
@@ -130,7 +137,8 @@
     svg.replaceChildren(...kids);
     const cap = $("chart-caption");
     const per = step >= 3600 ? step / 3600 + " h" : step / 60 + " min";
-    const span = start ? `, ${fmtShort(start).slice(0, -3)} to ${fmtShort(new Date(Date.parse(start) + step * 1000 * points).toISOString()).slice(0, -3)} UTC` + (fitted ? " (all the data there is)" : "") : " (UTC)";
+    const from = clamped ? ` (${view.source === "live" ? "robots_guard started" : "the logs begin"} ${fmtShort(since)} UTC: all the data there is)` : fitted ? " (all the data there is)" : "";
+    const span = start ? `, ${fmtShort(start).slice(0, -3)} to ${fmtShort(new Date(Date.parse(start) + step * 1000 * points).toISOString()).slice(0, -3)} UTC` + from : " (UTC)";
     cap.replaceChildren(`Requests per ${per}${span}, classes as filtered:`,
       ...outcomes.flatMap((o) => [el("span", { class: "key " + o }), o]));
   }
