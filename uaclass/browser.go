@@ -54,7 +54,7 @@ func init() {
 		"ordissimo", "waterfox", "librewolf", "floorp", "mercury", "dragon", "comodo_dragon", "iron", "slimjet", "superbird",
 		"coolnovo", "rockmelt", "chromeplus", "cometbird", "songbird", "thunderbird", "postbox", "conkeror", "swiftfox",
 		"swiftweasel", "wyzo", "kapiko", "mnenhy", "treco", "yaanibrowser",
-		"operamini", "myibrow", "semc", "novarra",
+		"operamini", "myibrow", "semc", "novarra", "obigointernetbrowser", "msiemobile",
 	} {
 		browserWords[w] |= wProduct
 	}
@@ -78,6 +78,42 @@ func init() {
 	}
 }
 
+// phoneVendors are the makers whose name starts a phone's own User-Agent,
+// the device before the browser: "HTC-P3470-orange/PPC; 240x320; ...
+// (compatible; MSIE 6.0; Windows CE; IEMobile 7.7)", "SAMSUNG-SGH-i600/1.0
+// (compatible; MSIE 6.0; Windows CE; IEMobile 6.8)", "SIE-SX66/01",
+// "Alcatel-OT-510A/1.0 ObigoInternetBrowser/Q03C".
+var phoneVendors = map[string]bool{
+	"htc": true, "samsung": true, "sec": true, "sie": true, "lg": true, "lge": true, "nokia": true, "sonyericsson": true,
+	"mot": true, "motorola": true, "alcatel": true, "sharp": true, "sanyo": true, "philips": true, "sagem": true, "benq": true,
+	"panasonic": true, "kyocera": true, "zte": true, "huawei": true, "lenovo": true, "asus": true, "pantech": true,
+	"dopod": true, "qtek": true, "toshiba": true, "nec": true, "casio": true, "hitachi": true, "audiovox": true, "utstarcom": true,
+}
+
+// phoneDevice reports whether a leading product (lower-cased) names a
+// phone by its maker: the maker's name, whole or followed by a model
+// ("htc900", "nokia6100", "samsung-gt-b7330b", "lge-mx9700_vez").
+func phoneDevice(name string) bool {
+	for i := 0; i <= len(name); i++ {
+		if i == len(name) || !('a' <= name[i] && name[i] <= 'z') {
+			return phoneVendors[name[:i]] && (i == len(name) || name[i] == '-' || name[i] == '_' || '0' <= name[i] && name[i] <= '9')
+		}
+	}
+	return false
+}
+
+// phoneBrowser reports whether lower names a phone's browser, glued to
+// other words as phones write them ("LG-GM205Obigo/WAP2.0",
+// "Browser/Obigo03C").
+func phoneBrowser(lower string) bool {
+	for _, b := range []string{"obigo", "netfront", "up.browser", "ucweb", "ucbrowser", "opera", "msie", "iemobile", "teleca", "polaris", "openwave", "midp"} {
+		if strings.Contains(lower, b) {
+			return true
+		}
+	}
+	return false
+}
+
 // textBrowsers are browsers that send no engine or platform, recognised as
 // the leading product of the User-Agent.
 var textBrowsers = map[string]bool{
@@ -91,10 +127,11 @@ var textBrowsers = map[string]bool{
 // browserMarks reads the browser words of lower, a lower-cased User-Agent.
 // top reports a browser product or engine word outside comments after the
 // leading product; leadBrowser, a leading product that is a browser's
-// ("Mozilla", "Opera", a browser product); real, a browser product other
+// ("Mozilla", "Opera", a browser product); phone, a leading product that
+// names a phone by its maker (phoneDevice); real, a browser product other
 // than "Mozilla" or "browser" (a string such as "Mozilla/5.0 (Windows;
 // Foo)" names no browser).
-func browserMarks(lower string) (marks browserWord, top, leadBrowser, real bool) {
+func browserMarks(lower string) (marks browserWord, top, leadBrowser, phone, real bool) {
 	lead := true
 	depth := 0
 	for i := 0; i < len(lower); {
@@ -153,13 +190,14 @@ func browserMarks(lower string) (marks browserWord, top, leadBrowser, real bool)
 				m |= wAlone
 			}
 			leadBrowser = m&(wProduct|wEngine|wAlone) != 0
+			phone = phoneDevice(w)
 		} else if depth == 0 && m&(wProduct|wEngine) != 0 && w != "browser" {
 			top = true
 		}
 		marks |= m
 		i = j
 	}
-	return marks, top, leadBrowser, real
+	return marks, top, leadBrowser, phone, real
 }
 
 // splitJoined returns the parts of a name joined with '-' or '_', or nil.
@@ -188,10 +226,14 @@ var browserEngines = map[string]bool{"AppleWebKit": true, "Gecko": true, "Triden
 // robot, is a person's browser, or at least looks like one: a Mozilla-style
 // string with a rendering engine.
 func browserKind(s, lower string) (browser, looksLike bool) {
-	marks, top, leadBrowser, real := browserMarks(lower)
+	marks, top, leadBrowser, phone, real := browserMarks(lower)
 	engine := marks&wEngine != 0
 	switch {
 	case marks&wAlone != 0:
+		return true, true
+	case phone && (real || phoneBrowser(lower)):
+		// A phone's own browser, after the device: Pocket IE ("(compatible;
+		// MSIE 6.0; Windows CE; IEMobile 7.7)"), Obigo, UC, Openwave.
 		return true, true
 	case !leadBrowser && !top:
 		// "Windows-RSS-Platform/2.0 (MSIE 9.0; Windows NT 6.0)": a tool
