@@ -211,7 +211,6 @@ func startDemo(t *testing.T, root, command string) *syncBuffer {
 		}
 		l.Close()
 	}
-	_ = os.Remove(filepath.Join(root, "robots_guard.log"))
 	out := &syncBuffer{}
 	cmd := exec.Command("bash", "-c", "exec "+command)
 	cmd.Dir = root
@@ -280,6 +279,12 @@ func TestDemo(t *testing.T) {
 	qs := readQuickStart(t, filepath.Join(root, "README.md"))
 
 	t.Run("walkthrough", func(t *testing.T) {
+		// The log of an earlier run (issue 39, point 8): the demo starts
+		// afresh, and the walkthrough's report counts this run only.
+		earlier := strings.Repeat(`{"level":"info","ts":1796000000,"logger":"http.handlers.robots_guard","msg":"request refused","client_ip":"127.0.0.1","user_agent":"GPTBot/1.2","class":"ai","tokens":["gptbot"],"method":"GET","host":"localhost:8080","uri":"/private/","action":"deny","reason":"disallowed","group":"*"}`+"\n", 4)
+		if err := os.WriteFile(filepath.Join(root, "robots_guard.log"), []byte(earlier), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		startDemo(t, root, qs.demo)
 		for _, st := range qs.steps {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
