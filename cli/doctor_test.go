@@ -33,8 +33,8 @@ func TestFindGuards(t *testing.T) {
 		after, host, named string
 		matchers           []string
 	}{
-		{"route { file_server; robots_guard }", routeConfig, "file_server", "localhost", "127.0.0.1:18080", nil},
-		{"robots_guard /blog/*", matcherConfig, "", "localhost", "127.0.0.1:18080", []string{"path /blog/*"}},
+		{"route { file_server; robots_guard }", routeConfig, "file_server", "localhost", ":18080", nil},
+		{"robots_guard /blog/*", matcherConfig, "", "localhost", ":18080", []string{"path /blog/*"}},
 		{"two sites", sitesConfig, "", "doctor.b.example", "*.b.example", nil},
 	} {
 		gs := findGuards(servers(mustTree(t, tc.config)))

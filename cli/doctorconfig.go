@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/robotsguard/robotsguard/internal/site"
 )
 
 // guardSite is one robots_guard handler of a config, where the doctor
@@ -49,10 +51,11 @@ type guardConfig struct {
 	ServeRobots *bool    `json:"serve_robots"`
 }
 
-// name is how the doctor names the site.
+// name is how the doctor names the site: as the module names it (its
+// zone, blocked, the logs).
 func (g *guardSite) name() string {
-	if len(g.hosts) > 0 {
-		return strings.Join(g.hosts, ", ")
+	if n := site.Name(g.hosts, g.listen); n != "" {
+		return n
 	}
 	return strings.Join(g.listen, ", ")
 }

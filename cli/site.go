@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/internal/site"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -61,11 +64,12 @@ type Site interface {
 func siteFlags(c *cobra.Command) {
 	c.Flags().StringP("config", "c", "", "Caddyfile or JSON config whose robots_guard settings to use")
 	c.Flags().String("adapter", "", "config adapter (default: caddyfile for a Caddyfile, none for .json)")
-	c.Flags().String("site", "", "with several robots_guard handlers in --config: a host, server name or listen address")
+	c.Flags().String("site", "", "with several robots_guard handlers in --config: a site (as blocked and the logs name it: shop.example.com, :8080), host, server name or listen address (default: the site of the first URL's host)")
 }
 
 // siteOf returns the robots_guard settings of the site that the flags
-// select, or the defaults without --config.
+// select, or the defaults without --config. Without --site, the site of
+// the first URL argument's host is chosen among several.
 func siteOf(env *Caddy, cmd *cobra.Command) (Site, error) {
 	file, _ := cmd.Flags().GetString("config")
 	if file == "" {
@@ -77,18 +81,27 @@ func siteOf(env *Caddy, cmd *cobra.Command) (Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loadSite(env, file, body, adapter, site)
+	first := ""
+	if args := cmd.Flags().Args(); len(args) > 0 {
+		first = args[0]
+	}
+	return loadSite(env, file, body, adapter, site, first)
 }
 
 // siteEntry is one robots_guard handler found in a config.
 type siteEntry struct {
-	names []string // hosts of the enclosing routes, server name, listen addresses
-	raw   json.RawMessage
+	// names are the site's name (package site), the hosts of the
+	// enclosing routes, the server's name and its listen addresses.
+	names         []string
+	hosts, listen []string
+	raw           json.RawMessage
 }
 
 // loadSite adapts a config and returns the robots_guard handler of the
-// selected site.
-func loadSite(env *Caddy, file string, body []byte, adapter, site string) (Site, error) {
+// selected site: the one site names (its name, a host, its server's name
+// or a listen address), else the only one, else the one whose hosts (or,
+// for a site of any host, whose port) the URL u names.
+func loadSite(env *Caddy, file string, body []byte, adapter, site, u string) (Site, error) {
 	body, err := adaptFile(env, file, body, adapter)
 	if err != nil {
 		return nil, err
@@ -114,15 +127,20 @@ func loadSite(env *Caddy, file string, body []byte, adapter, site string) (Site,
 	slices.Sort(names)
 	for _, name := range names {
 		srv := cfg.Apps.HTTP.Servers[name]
-		base := append([]string{name}, srv.Listen...)
 		for _, r := range srv.Routes {
-			found = collectGuards(r, base, found)
+			found = collectGuards(r, name, srv.Listen, found)
 		}
 	}
 	var picked []siteEntry
 	for _, e := range found {
 		if site == "" || slices.Contains(e.names, site) {
 			picked = append(picked, e)
+		}
+	}
+	if site == "" && len(picked) > 1 && u != "" {
+		// The site of the URL's host.
+		if byURL := sitesOfURL(picked, u); len(byURL) > 0 {
+			picked = byURL
 		}
 	}
 	switch {
@@ -140,19 +158,48 @@ func loadSite(env *Caddy, file string, body []byte, adapter, site string) (Site,
 	return s, nil
 }
 
-// collectGuards finds the robots_guard handlers in a route tree, with the
-// hosts of the routes around them.
-func collectGuards(raw json.RawMessage, names []string, found []siteEntry) []siteEntry {
+// sitesOfURL returns the entries whose hosts match the URL's host, else,
+// for sites of any host, whose port is the URL's.
+func sitesOfURL(es []siteEntry, raw string) []siteEntry {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	ported := func(e siteEntry) bool {
+		return slices.ContainsFunc(e.listen, func(l string) bool { p, ok := site.Port(l); return ok && strconv.Itoa(p) == port })
+	}
+	var byHost, byPort []siteEntry
+	for _, e := range es {
+		switch {
+		case slices.ContainsFunc(e.hosts, func(h string) bool { return hostMatches(h, u.Hostname()) }) && ported(e):
+			byHost = append(byHost, e)
+		case len(e.hosts) == 0 && ported(e):
+			byPort = append(byPort, e)
+		}
+	}
+	if len(byHost) > 0 {
+		return byHost // a host's own site before a site of any host
+	}
+	return byPort
+}
+
+// collectGuards finds the robots_guard handlers in a route tree of the
+// server named server, with the hosts of the routes around them.
+func collectGuards(raw json.RawMessage, server string, listen []string, found []siteEntry) []siteEntry {
 	var node any
 	if json.Unmarshal(raw, &node) != nil {
 		return found
 	}
-	var walk func(v any, names []string)
-	walk = func(v any, names []string) {
+	var walk func(v any, hosts []string)
+	walk = func(v any, hosts []string) {
 		switch v := v.(type) {
 		case []any:
 			for _, x := range v {
-				walk(x, names)
+				walk(x, hosts)
 			}
 		case map[string]any:
 			if v["handler"] == "robots_guard" {
@@ -161,20 +208,16 @@ func collectGuards(raw json.RawMessage, names []string, found []siteEntry) []sit
 				fields := maps.Clone(v)
 				delete(fields, "handler")
 				b, _ := json.Marshal(fields)
-				found = append(found, siteEntry{names: names, raw: b})
+				names := append([]string{site.Name(hosts, listen)}, hosts...)
+				names = append(append(names, server), listen...)
+				found = append(found, siteEntry{names: names, hosts: hosts, listen: listen, raw: b})
 				return
 			}
 			if ms, ok := v["match"].([]any); ok {
-				names = slices.Clone(names)
+				hosts = slices.Clone(hosts)
 				for _, m := range ms {
 					if m, ok := m.(map[string]any); ok {
-						if hosts, ok := m["host"].([]any); ok {
-							for _, h := range hosts {
-								if s, ok := h.(string); ok {
-									names = append([]string{s}, names...)
-								}
-							}
-						}
+						hosts = append(hosts, strs(m["host"])...)
 					}
 				}
 			}
@@ -185,12 +228,12 @@ func collectGuards(raw json.RawMessage, names []string, found []siteEntry) []sit
 			slices.Sort(keys)
 			for _, k := range keys {
 				if k != "match" {
-					walk(v[k], names)
+					walk(v[k], hosts)
 				}
 			}
 		}
 	}
-	walk(node, names)
+	walk(node, nil)
 	return found
 }
 

@@ -59,7 +59,7 @@ func TestLoadSite(t *testing.T) {
 		{"", "", "has 2 robots_guard handlers"},
 		{"admin", "", `--site: no robots_guard handler for "admin" in ` + file + " (sites: shop.example.com, blog.example.com)"},
 	} {
-		s, err := loadSite(testCaddy, file, []byte(cfg), "", c.site)
+		s, err := loadSite(testCaddy, file, []byte(cfg), "", c.site, "")
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("--site %q: error %v, want %q", c.site, err, c.err)
@@ -74,14 +74,49 @@ func TestLoadSite(t *testing.T) {
 			t.Errorf("--site %q: got %s", c.site, raw)
 		}
 	}
-	if _, err := loadSite(testCaddy, file, []byte(cfg), "nope", ""); err == nil || err.Error() != `--adapter: unknown config adapter "nope"` {
+	if _, err := loadSite(testCaddy, file, []byte(cfg), "nope", "", ""); err == nil || err.Error() != `--adapter: unknown config adapter "nope"` {
 		t.Errorf("unknown adapter: %v", err)
 	}
-	if _, err := loadSite(testCaddy, file, []byte(`{"apps": {}}`), "", ""); err == nil || err.Error() != file+": no robots_guard handler" {
+	if _, err := loadSite(testCaddy, file, []byte(`{"apps": {}}`), "", "", ""); err == nil || err.Error() != file+": no robots_guard handler" {
 		t.Errorf("no handler: %v", err)
 	}
 	broken := &Caddy{Site: func(json.RawMessage) (Site, error) { return nil, errors.New("robots_guard: bad field") }}
-	if _, err := loadSite(broken, file, []byte(cfg), "", "blog.example.com"); err == nil || err.Error() != file+": robots_guard: bad field" {
+	if _, err := loadSite(broken, file, []byte(cfg), "", "blog.example.com", ""); err == nil || err.Error() != file+": robots_guard: bad field" {
 		t.Errorf("bad handler JSON: %v", err)
+	}
+}
+
+// TestLoadSiteByURL (issue 39, point 7): without --site, the URL's host
+// picks the site among several (a wildcard host too; a site of any host
+// by the URL's port); sites of any host are named by their port, not
+// their server; --site takes those names.
+func TestLoadSiteByURL(t *testing.T) {
+	const cfg = `{"apps": {"http": {"servers": {
+		"srv0": {"listen": [":443"], "routes": [
+			{"match": [{"host": ["shop.example.com"]}], "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "robots_guard", "zone": "shop"}]}]}]},
+			{"match": [{"host": ["*.blog.example.com"]}], "handle": [{"handler": "robots_guard", "zone": "blog"}]}
+		]},
+		"srv1": {"listen": ["127.0.0.1:8080"], "routes": [{"handle": [{"handler": "robots_guard", "zone": "any8080"}]}]},
+		"srv2": {"listen": [":8081"], "routes": [{"handle": [{"handler": "robots_guard", "zone": "any8081"}]}]}
+	}}}}`
+	file := filepath.Join(t.TempDir(), "caddy.json")
+	for _, c := range []struct{ site, url, zone, err string }{
+		{"", "https://shop.example.com/private/", "shop", ""},
+		{"", "https://news.blog.example.com/x", "blog", ""},
+		{"", "http://localhost:8080/private/", "any8080", ""},
+		{"", "http://127.0.0.1:8081/", "any8081", ""},
+		{":8081", "https://shop.example.com/", "any8081", ""},
+		{"", "https://elsewhere.example/", "", "has 4 robots_guard handlers; choose one with --site (sites: shop.example.com, *.blog.example.com, :8080, :8081)"},
+	} {
+		s, err := loadSite(testCaddy, file, []byte(cfg), "", c.site, c.url)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q %q: error %v, want %q", c.site, c.url, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !strings.Contains(s.(rawSite).raw, `"zone":"`+c.zone+`"`) {
+			t.Errorf("%q %q: %v %v, want zone %s", c.site, c.url, s, err, c.zone)
+		}
 	}
 }

@@ -190,6 +190,19 @@ func TestSitesKeepTheirState(t *testing.T) {
 			if _, err := os.Stat(s.decisions); err != nil {
 				t.Error(err)
 			}
+			// check --config finds each URL's site by its port, with no
+			// --site (point 7): A's rules for A, B's for B.
+			config := filepath.Join(s.dir, "Caddyfile")
+			for _, c := range []struct{ url, want string }{
+				{s.a + "/private/", "disallowed\t" + s.a + "/private/\t(group *; line 16: Disallow: /private/)"},
+				{s.b + "/private/report.html", "allowed\t" + s.b + "/private/report.html\t(group *; no rule matches)"},
+				{s.b + "/admin/", "disallowed\t" + s.b + "/admin/\t(group *; line 2: Disallow: /admin/)"},
+			} {
+				out, err := exec.Command(caddyBin, "robots", "check", "--config", config, "-A", "ExampleBot/1.0", c.url).CombinedOutput()
+				if err != nil || !strings.Contains(string(out), c.want) {
+					t.Errorf("check --config %s: %v\n%s\nwant %q", c.url, err, out, c.want)
+				}
+			}
 		})
 	}
 }
