@@ -39,6 +39,8 @@ in --config, else localhost:2019).
       decision (traps, blocked classes, allow lists, bot entries and rules
       of the site's robots_guard in --config; defaults without), and why.
       UA may be a product token ("Googlebot/2.1") or a whole User-Agent.
+      With neither --config nor --robots, the URLs' site's robots.txt is
+      fetched, as the site serves it, and check says so.
       Where mainstream readings of the file's groups differ, shows both.
       Where the file states AI usage preferences (Content-Usage,
       Content-Signal), shows the one that applies, its lines and UA's

@@ -18,6 +18,7 @@ import (
 	"github.com/robotsguard/robotsguard/internal/site"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
+	"github.com/robotsguard/robotsguard/upstream"
 )
 
 // Site is one robots_guard handler, with its settings from a config, as
@@ -73,7 +74,7 @@ func siteFlags(c *cobra.Command) {
 func siteOf(env *Caddy, cmd *cobra.Command) (Site, error) {
 	file, _ := cmd.Flags().GetString("config")
 	if file == "" {
-		return env.Site(nil)
+		return fetchedSite(env, cmd)
 	}
 	adapter, _ := cmd.Flags().GetString("adapter")
 	site, _ := cmd.Flags().GetString("site")
@@ -87,6 +88,60 @@ func siteOf(env *Caddy, cmd *cobra.Command) (Site, error) {
 	}
 	return loadSite(env, file, body, adapter, site, first)
 }
+
+// fetchedSite returns the defaults without --config, for check: with
+// neither --config nor --robots, a check against nothing would say
+// "allowed" of every URL, so the rules are the robots.txt of the URLs'
+// site, fetched now as the handler fetches one (and check says so); URLs
+// of several sites, or no URL with a site, are an error.
+func fetchedSite(env *Caddy, cmd *cobra.Command) (Site, error) {
+	robots, isCheck := cmd.Flags().Lookup("robots"), cmd.Flags().Lookup("batch") != nil
+	if batch, _ := cmd.Flags().GetBool("batch"); !isCheck || robots.Value.String() != "" || batch {
+		return env.Site(nil)
+	}
+	origin := ""
+	for _, a := range cmd.Flags().Args() {
+		u, err := url.Parse(a)
+		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
+			return nil, fmt.Errorf("%s: with neither --config nor --robots, give URLs with their site (https://example.com/private/), whose robots.txt check then fetches, or name the rules: --config FILE (the site's guard), --robots FILE", a)
+		}
+		o := u.Scheme + "://" + u.Host
+		if origin != "" && o != origin {
+			return nil, fmt.Errorf("URLs of %s and %s: with neither --config nor --robots, check fetches one site's robots.txt; check each site on its own, or name the rules with --config or --robots", origin, o)
+		}
+		origin = o
+	}
+	site, err := env.Site(nil)
+	if err != nil || origin == "" {
+		return site, err // no URL: check says what it needs
+	}
+	// As a crawler reads it (RFC 9309): the site's robots.txt as it is
+	// served, a guard's additions included; a 4xx means no rules.
+	f, err := upstream.New(upstream.Options{URL: origin + "/robots.txt"})
+	if err != nil {
+		return nil, err
+	}
+	res := f.Fetch(cmd.Context(), upstream.Validators{})
+	switch res.Outcome {
+	case upstream.Fetched, upstream.Unavailable:
+	default:
+		return nil, fmt.Errorf("%s/robots.txt could not be fetched: %s; name the rules with --config or --robots", origin, res.Cause())
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "check: neither --config nor --robots: the rules are %s/robots.txt, fetched now (%s), with robots_guard's defaults; --config FILE checks the site as its guard does\n", origin, res.Cause())
+	if res.Outcome == upstream.Unavailable {
+		res.Body = nil
+	}
+	return fetched{site, res.Body}, nil
+}
+
+// fetched is a Site whose robots.txt was fetched from the site itself.
+type fetched struct {
+	Site
+	robots []byte
+}
+
+// Robots returns the fetched robots.txt (nil for a 4xx: no rules).
+func (f fetched) Robots(context.Context) ([]byte, error) { return f.robots, nil }
 
 // siteEntry is one robots_guard handler found in a config.
 type siteEntry struct {

@@ -203,6 +203,19 @@ func TestSitesKeepTheirState(t *testing.T) {
 					t.Errorf("check --config %s: %v\n%s\nwant %q", c.url, err, out, c.want)
 				}
 			}
+			// check with neither --config nor --robots (point 3): never a
+			// silent "allowed" about nothing: it fetches the URL's
+			// robots.txt, as the site serves it, and says so; a path
+			// without its site is an error.
+			out, err = exec.Command(caddyBin, "robots", "check", "-A", "ExampleBot/1.0", s.b+"/admin/").CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "check: neither --config nor --robots: the rules are "+s.b+"/robots.txt, fetched now (HTTP 200") ||
+				!strings.Contains(string(out), "disallowed\t"+s.b+"/admin/\t(group *; line 2: Disallow: /admin/)") {
+				t.Errorf("check without rules: %v\n%s", err, out)
+			}
+			out, err = exec.Command(caddyBin, "robots", "check", "-A", "ExampleBot/1.0", "/admin/").CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "with neither --config nor --robots, give URLs with their site") {
+				t.Errorf("check of a path without rules: %v\n%s", err, out)
+			}
 		})
 	}
 }
