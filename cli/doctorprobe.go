@@ -86,7 +86,7 @@ func probes(site Site, r *policy.Robots, p *policy.Policy, g *guardSite, links [
 		}
 		c := site.Classify(ua)
 		if token != "*" && !slices.Contains(c.Tokens, token) || c.Class == uaclass.Browser {
-			continue // a token no client sends as a User-Agent (Google-Extended)
+			continue // a name the classifier does not read as the group's token
 		}
 		groups++
 		var paths []string

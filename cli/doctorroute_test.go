@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/robotsguard/robotsguard/policy"
+	"github.com/robotsguard/robotsguard/uaclass"
 )
 
 const routeCaddyfile = `{
@@ -118,4 +122,33 @@ func writeFile(name, content string) error {
 		return err
 	}
 	return os.WriteFile(name, []byte(content), 0o644)
+}
+
+// classifySite is a Site that classifies with the default database.
+type classifySite struct{ rawSite }
+
+func (classifySite) Classify(ua string) uaclass.Result { return uaclass.Classify(ua) }
+
+// TestProbes: per group, a bot of the group (GPTBot for "*" where it has
+// no group of its own) asks for the paths the group disallows (its rules'
+// and the home page's links) and a few it allows; never a trap.
+func TestProbes(t *testing.T) {
+	body := "User-agent: *\nDisallow: /private/\nDisallow: /*.pdf$\nAllow: /private/press/\n\n" +
+		"User-agent: Google-Extended\nDisallow: /\n\nUser-agent: roguebot\nDisallow: /\n\nUser-agent: *\nDisallow: /private-archive/\n"
+	r := policy.Parse([]byte(body))
+	g := &guardSite{config: guardConfig{Traps: []string{"/private-archive/"}}}
+	ps := probes(classifySite{}, r, policy.Compile(r), g, []string{"/about.html", "/private/report.html", "/private-archive/x"})
+	var got []string
+	for _, pr := range ps {
+		got = append(got, fmt.Sprintf("%s %s %v", pr.name, pr.path, pr.allowed))
+		if strings.HasPrefix(pr.path, "/private-archive/") {
+			t.Errorf("a trap is asked for: %+v", pr)
+		}
+	}
+	want := "GPTBot /private/ false, GPTBot /x.pdf false, GPTBot /private/press/ true, GPTBot /about.html true, GPTBot /private/report.html false, " +
+		"Google-Extended / false, Google-Extended /about.html false, Google-Extended /private/report.html false, " +
+		"roguebot / false, roguebot /about.html false, roguebot /private/report.html false"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("probes:\n%s\nwant\n%s", strings.Join(got, ", "), want)
+	}
 }
