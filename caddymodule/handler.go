@@ -631,6 +631,7 @@ func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *ht
 // noteworthy or sampled) the decision log.
 func (h *Handler) record(r *http.Request, rd *enforce.Reading, d *enforce.Decision, snap *source.Snapshot) {
 	rec := record.New(rd, d, h.Zone, snap.Version, snap.Body)
+	rec.Site = h.site
 	h.metrics.Record(&rec)
 	h.observe(r, &rec) // admin_review.go: live statistics, placeholders
 	if rec.Noteworthy || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {

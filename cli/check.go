@@ -94,8 +94,12 @@ the config or the robots.txt file is wrong or unreadable.`,
 		case config != "":
 			from = "the site's robots line"
 			data, err = site.Robots(cmd.Context())
+		case batch(cmd):
+			from = "none (no --robots, no --config): each line's own robots"
 		default:
-			from = "none (no --robots, no --config): no rules"
+			// Never an "allowed" about no rules (issue 39): the URLs'
+			// site's robots.txt (site.go).
+			data, from, err = fetchRobots(cmd.Context(), args)
 		}
 		if err != nil {
 			return err
@@ -109,7 +113,7 @@ the config or the robots.txt file is wrong or unreadable.`,
 		}
 		ck.JA4, _ = cmd.Flags().GetString("ja4")
 		fmt.Fprintf(cmd.ErrOrStderr(), "check: robots.txt: %s\ncheck assumes: %s\n", from, strings.Join(ck.Assumptions(), "; "))
-		if batch, _ := cmd.Flags().GetBool("batch"); batch {
+		if batch(cmd) {
 			return ck.batch(cmd.InOrStdin(), cmd.OutOrStdout(), data)
 		}
 		ua, _ := cmd.Flags().GetString("user-agent")
@@ -351,6 +355,12 @@ func (ck *Checker) Assumptions() []string {
 		a = append(a, "their TLS fingerprint "+ck.JA4+" is one the table does not know, which is no evidence")
 	}
 	return append(a, "a crawler's claim is not verified: check looks up no DNS and no published ranges")
+}
+
+// batch reports whether check reads JSON Lines (--batch).
+func batch(cmd *cobra.Command) bool {
+	b, _ := cmd.Flags().GetBool("batch")
+	return b
 }
 
 // firstHost returns the host of the first URL of args that names one.

@@ -35,14 +35,7 @@ func ownRobots(ctx context.Context, env *Caddy, file, adapter, site, host string
 		return nil, "", fmt.Errorf("%s: %v", file, err)
 	}
 	srvs := servers(run)
-	var picked *guardSite
-	for _, g := range findGuards(srvs) {
-		names := append(append(slices.Clone(g.hosts), g.server), g.listen...)
-		if site == "" || slices.Contains(names, site) {
-			picked = g
-			break
-		}
-	}
+	picked := pickGuard(findGuards(srvs), site, host)
 	if picked == nil {
 		return nil, "", fmt.Errorf("%s: no robots_guard handler for %q", file, site)
 	}

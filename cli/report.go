@@ -28,15 +28,17 @@ writes, plain or gzip-compressed as Caddy rolls them, from the files given
 rolled file), or from standard input when none is given.
 
 It prints totals by action, reason and class; the top bots, client IPs and
-paths; the clients that read robots.txt and ignored it; an hourly histogram;
+paths, each row of one site (named on the row when the logs hold
+several, else in the first line); the clients that read robots.txt and ignored it; an hourly histogram;
 and the module's reload and provisioning problems (an invalid robots.txt
 that was kept out, a missing file). Those are logged by the robots_guard
 logger, to Caddy's main log unless a log of yours includes that name: give
 report that log too.
 
 Output: text for people; --json writes one object (decisions, dry_run,
-skipped_lines, from, to, by_action, by_reason, by_class, top_bots, top_ips,
-top_paths, read_robots_and_ignored, hourly, problems); --html FILE writes
+skipped_lines, from, to, by_action, by_reason, by_class, by_site, top_bots,
+top_ips, top_paths, read_robots_and_ignored, hourly, problems; every row of
+a ranking has its key and its site); --html FILE writes
 the review page (the same view as the admin endpoint's /robots_guard/) as
 one self-contained file, built from the logs.
 

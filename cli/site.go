@@ -74,7 +74,7 @@ func siteFlags(c *cobra.Command) {
 func siteOf(env *Caddy, cmd *cobra.Command) (Site, error) {
 	file, _ := cmd.Flags().GetString("config")
 	if file == "" {
-		return fetchedSite(env, cmd)
+		return env.Site(nil)
 	}
 	adapter, _ := cmd.Flags().GetString("adapter")
 	site, _ := cmd.Flags().GetString("site")
@@ -89,59 +89,42 @@ func siteOf(env *Caddy, cmd *cobra.Command) (Site, error) {
 	return loadSite(env, file, body, adapter, site, first)
 }
 
-// fetchedSite returns the defaults without --config, for check: with
-// neither --config nor --robots, a check against nothing would say
-// "allowed" of every URL, so the rules are the robots.txt of the URLs'
-// site, fetched now as the handler fetches one (and check says so); URLs
-// of several sites, or no URL with a site, are an error.
-func fetchedSite(env *Caddy, cmd *cobra.Command) (Site, error) {
-	robots, isCheck := cmd.Flags().Lookup("robots"), cmd.Flags().Lookup("batch") != nil
-	if batch, _ := cmd.Flags().GetBool("batch"); !isCheck || robots.Value.String() != "" || batch {
-		return env.Site(nil)
-	}
+// fetchRobots reads the rules of a check with neither --config nor
+// --robots: a check against nothing would say "allowed" of every URL, so
+// they are the robots.txt of the URLs' site, fetched now as a crawler
+// reads it (RFC 9309: as the site serves it, a guard's additions
+// included; a 4xx is no rules). URLs of several sites, or a path without
+// its site, are an error.
+func fetchRobots(ctx context.Context, args []string) (data []byte, from string, err error) {
 	origin := ""
-	for _, a := range cmd.Flags().Args() {
+	for _, a := range args {
 		u, err := url.Parse(a)
 		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
-			return nil, fmt.Errorf("%s: with neither --config nor --robots, give URLs with their site (https://example.com/private/), whose robots.txt check then fetches, or name the rules: --config FILE (the site's guard), --robots FILE", a)
+			return nil, "", fmt.Errorf("%s: with neither --config nor --robots, give URLs with their site (https://example.com/private/), whose robots.txt check then fetches, or name the rules: --config FILE (the site's guard), --robots FILE", a)
 		}
 		o := u.Scheme + "://" + u.Host
 		if origin != "" && o != origin {
-			return nil, fmt.Errorf("URLs of %s and %s: with neither --config nor --robots, check fetches one site's robots.txt; check each site on its own, or name the rules with --config or --robots", origin, o)
+			return nil, "", fmt.Errorf("URLs of %s and %s: with neither --config nor --robots, check fetches one site's robots.txt; check each site on its own, or name the rules with --config or --robots", origin, o)
 		}
 		origin = o
 	}
-	site, err := env.Site(nil)
-	if err != nil || origin == "" {
-		return site, err // no URL: check says what it needs
+	if origin == "" {
+		return nil, "none (no --robots, no --config, no URL): no rules", nil
 	}
-	// As a crawler reads it (RFC 9309): the site's robots.txt as it is
-	// served, a guard's additions included; a 4xx means no rules.
 	f, err := upstream.New(upstream.Options{URL: origin + "/robots.txt"})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	res := f.Fetch(cmd.Context(), upstream.Validators{})
+	res := f.Fetch(ctx, upstream.Validators{})
+	from = fmt.Sprintf("%s/robots.txt, fetched now (%s), as the site serves it (no --robots, no --config: robots_guard's defaults; --config FILE checks the site as its guard does)", origin, res.Cause())
 	switch res.Outcome {
-	case upstream.Fetched, upstream.Unavailable:
-	default:
-		return nil, fmt.Errorf("%s/robots.txt could not be fetched: %s; name the rules with --config or --robots", origin, res.Cause())
+	case upstream.Fetched:
+		return res.Body, from, nil
+	case upstream.Unavailable:
+		return nil, from + ": no rules", nil
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "check: neither --config nor --robots: the rules are %s/robots.txt, fetched now (%s), with robots_guard's defaults; --config FILE checks the site as its guard does\n", origin, res.Cause())
-	if res.Outcome == upstream.Unavailable {
-		res.Body = nil
-	}
-	return fetched{site, res.Body}, nil
+	return nil, "", fmt.Errorf("%s/robots.txt could not be fetched: %s; name the rules with --config or --robots", origin, res.Cause())
 }
-
-// fetched is a Site whose robots.txt was fetched from the site itself.
-type fetched struct {
-	Site
-	robots []byte
-}
-
-// Robots returns the fetched robots.txt (nil for a 4xx: no rules).
-func (f fetched) Robots(context.Context) ([]byte, error) { return f.robots, nil }
 
 // siteEntry is one robots_guard handler found in a config.
 type siteEntry struct {
@@ -240,6 +223,33 @@ func sitesOfURL(es []siteEntry, raw string) []siteEntry {
 		return byHost // a host's own site before a site of any host
 	}
 	return byPort
+}
+
+// pickGuard returns the guard that loadSite picks of the same config: the
+// one named site (its site's name, a host, its server, a listen address),
+// else the first of the site of host (a URL's host, with its port if
+// any), else the first; nil when site names none.
+func pickGuard(gs []*guardSite, site, host string) *guardSite {
+	var es []siteEntry
+	var picked []*guardSite
+	for _, g := range gs {
+		names := append(append([]string{g.name()}, g.hosts...), g.server)
+		if site == "" || slices.Contains(append(names, g.listen...), site) {
+			picked = append(picked, g)
+			es = append(es, siteEntry{names: names, hosts: g.hosts, listen: g.listen})
+		}
+	}
+	if len(picked) > 1 && site == "" && host != "" {
+		for _, scheme := range []string{"https://", "http://"} {
+			if byURL := sitesOfURL(es, scheme+host); len(byURL) > 0 {
+				return picked[slices.IndexFunc(es, func(e siteEntry) bool { return slices.Equal(e.names, byURL[0].names) })]
+			}
+		}
+	}
+	if len(picked) == 0 {
+		return nil
+	}
+	return picked[0]
 }
 
 // collectGuards finds the robots_guard handlers in a route tree of the

@@ -179,8 +179,10 @@ type Decision struct {
 	// Group is the robots.txt group that applied: a product token, "*", or
 	// "" when none did or the client is not bound by robots.txt.
 	Group string
-	// Strikes is the client's strike count in the current window.
-	Strikes int
+	// Strikes is the client's strike count in the current window, and
+	// AddressStrikes its address's (all its clients together: twice
+	// Strikes of them block the whole address), when the store says it.
+	Strikes, AddressStrikes int
 	// RetryAfter is how long a throttled client should wait.
 	RetryAfter time.Duration
 	// Hold is how long a Tarpit decision holds the request before refusing

@@ -274,7 +274,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	}
 	out := e.store.Apply(key, now, op)
 	d.sawRobots(out.AddrRobotsAt)
-	d.Strikes = int(out.State.Strikes)
+	d.Strikes, d.AddressStrikes = int(out.State.Strikes), out.AddrStrikes
 	d.BlockDropped = out.BlockDropped
 	if out.Blocked {
 		return e.refuse(d, ReasonBlockedClient, out)
@@ -438,7 +438,7 @@ func (e *Engine) refuse(d Decision, reason Reason, out Outcome) Decision {
 	if reason == ReasonBlockedClient && e.cfg.Tarpit > 0 {
 		d.Action, d.Hold = Tarpit, e.cfg.Tarpit
 	}
-	d.Strikes = int(out.State.Strikes)
+	d.Strikes, d.AddressStrikes = int(out.State.Strikes), out.AddrStrikes
 	d.BlockDropped = out.BlockDropped
 	switch {
 	case out.AddrBlocked:

@@ -128,6 +128,10 @@ type Outcome struct {
 	// BlockDropped reports that this Op would have blocked but the store
 	// had no room for another block; it is set by the store.
 	BlockDropped bool
+	// AddrStrikes is the address's strike count in its window after the
+	// Op (all its clients together), for an Op with CheckAddr; 0 where
+	// the store does not say (the Redis store).
+	AddrStrikes int
 }
 
 // Apply applies op at now to st, the state of the Op's key, and addr, the
@@ -193,6 +197,7 @@ func Apply(st, addr *State, now int64, op Op) Outcome {
 	}
 	if addr != nil && op.Blockable && (strike || addrStrike) {
 		addr.strike(now, op.Window)
+		out.AddrStrikes = int(addr.Strikes)
 		if op.AddrStrikes > 0 && int(addr.Strikes) >= op.AddrStrikes {
 			addr.block(now, &op)
 			out.AddrBlocked, out.AddrNewlyBlocked, out.AddrBlockedUntil, out.AddrWhy = true, true, addr.BlockedUntil, addr.Why

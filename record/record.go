@@ -34,8 +34,10 @@ type Record struct {
 	Time time.Time
 	// Zone is the handler's zone (its per-client state).
 	Zone string
-	// Site is the site (origin) the request was for, when known: issue 39
-	// gives every record and row its site.
+	// Site is the site the handler guards (its hosts, or ":PORT" for a
+	// site of any host; package internal/site), which names every row of
+	// the log, the report and the review page; "" in logs written before
+	// it, where the zone stands for it (SiteName).
 	Site string
 	// Version identifies the robots.txt the request was judged against
 	// (the first 12 hex digits of its SHA-256); VersionText is that file,
@@ -79,8 +81,9 @@ type Record struct {
 	// group that applied.
 	Rule  *policy.Rule
 	Group string
-	// Strikes is the client's strike count in the window.
-	Strikes int
+	// Strikes is the client's strike count in the window, AddressStrikes
+	// its address's (0: not known).
+	Strikes, AddressStrikes int
 	// ReadRobots reports that the client's address had fetched
 	// robots.txt before, RobotsAt when it last did (zero: never, or a log
 	// written before the field existed).
@@ -119,7 +122,7 @@ func New(rd *enforce.Reading, d *enforce.Decision, zone, version string, text []
 		Class: req.UA.Class, Tokens: req.UA.Tokens, Verdict: req.Verdict,
 		Evidence: req.Evidence, JA4: req.JA4,
 		Method: req.Method, Host: req.Host, URI: rd.URI, Path: req.Target.Normal,
-		Action: d.Action, Reason: d.Reason, Rule: d.Rule, Group: d.Group, Strikes: d.Strikes,
+		Action: d.Action, Reason: d.Reason, Rule: d.Rule, Group: d.Group, Strikes: d.Strikes, AddressStrikes: d.AddressStrikes,
 		ReadRobots: d.ReadRobots, RobotsAt: d.RobotsAt, DryRun: d.DryRun, RetryAfter: d.RetryAfter,
 		BlockedUntil: d.BlockedUntil, BlockDropped: d.BlockDropped,
 		BrowserDisallowed: d.BrowserDisallowed, Noteworthy: d.Noteworthy(),
@@ -289,4 +292,14 @@ func (r *Record) Message() string {
 		return "robots.txt violation logged"
 	}
 	return "request allowed"
+}
+
+// SiteName names the record's site: its Site, else (a log written before
+// records named their site) its zone, the site's state by default; ""
+// when the log says neither.
+func (r *Record) SiteName() string {
+	if r.Site != "" {
+		return r.Site
+	}
+	return r.Zone
 }

@@ -36,13 +36,14 @@ func (c *claims) add(r *record.Record, w int) {
 	for f := range claim.Evidence.Each() {
 		c.evidence[f.Code()] += w
 	}
-	c.byPath[r.PathOnly()] += w
+	site := r.SiteName()
+	c.byPath[siteKey(site, r.PathOnly())] += w
 	if r.Rule != nil {
 		rule := r.Rule.String()
 		if r.Rule.Line > 0 {
 			rule = "line " + strconv.Itoa(r.Rule.Line) + ": " + rule
 		}
-		c.byRule[rule] += w
+		c.byRule[siteKey(site, rule)] += w // a line of that site's robots.txt
 	}
 }
 
@@ -79,7 +80,8 @@ func (c *claims) summary(top int) ClaimsSummary {
 func rankCounts(m map[string]int, top int) []TopEntry {
 	out := []TopEntry{}
 	for k, n := range m {
-		out = append(out, TopEntry{Key: k, Count: n})
+		site, key := splitSiteKey(k)
+		out = append(out, TopEntry{Key: key, Site: site, Count: n})
 	}
 	sortTop(out)
 	if len(out) > top {
@@ -90,7 +92,7 @@ func rankCounts(m map[string]int, top int) []TopEntry {
 
 // writeText prints the section "browser claims on disallowed paths", with
 // its classes, evidence, top paths and rules; nothing when there were none.
-func (c *ClaimsSummary) writeText(w io.Writer) {
+func (c *ClaimsSummary) writeText(w io.Writer, many bool) {
 	if c.Count == 0 {
 		return
 	}
@@ -108,7 +110,7 @@ func (c *ClaimsSummary) writeText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %s\n", l.title)
 		for _, e := range l.es {
-			fmt.Fprintf(w, "    %-38s %6d\n", e.Key, e.Count)
+			fmt.Fprintf(w, "    %-38s %6d\n", e.row(many), e.Count)
 		}
 	}
 }

@@ -54,8 +54,12 @@ type Entry struct {
 	Reason string `json:"reason"`
 	// Group is the robots.txt group that applied.
 	Group string `json:"group"`
-	// Strikes is the client's strike count in the window.
-	Strikes int `json:"strikes"`
+	// Strikes is the client's strike count in the window, and
+	// AddressStrikes its address's, all its clients together (twice
+	// strikes of them block the whole address; absent where the store
+	// does not say).
+	Strikes        int `json:"strikes"`
+	AddressStrikes int `json:"address_strikes,omitempty"`
 	// ReadRobots reports that the client IP had fetched robots.txt;
 	// RobotsAt is when it last did (absent: never, or a log written before
 	// the field existed).
@@ -69,7 +73,9 @@ type Entry struct {
 	// RuleLine and Rule are the robots.txt rule that decided, if any.
 	RuleLine int    `json:"rule_line,omitempty"`
 	Rule     string `json:"rule,omitempty"`
-	// Zone is the handler's zone (its per-client state).
+	// Site is the site the handler guards (record.Record.Site), and Zone
+	// its zone (its per-client state; the site by default).
+	Site string `json:"site,omitempty"`
 	Zone string `json:"zone,omitempty"`
 	// RobotsVersion identifies the robots.txt the decision was judged
 	// against: the first 12 hex digits of its SHA-256.
@@ -134,6 +140,9 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("reason", e.Reason)
 	enc.AddString("group", e.Group)
 	enc.AddInt("strikes", e.Strikes)
+	if e.AddressStrikes != 0 {
+		enc.AddInt("address_strikes", e.AddressStrikes)
+	}
 	enc.AddBool("read_robots", e.ReadRobots)
 	if e.RobotsAt != nil && !e.RobotsAt.IsZero() {
 		enc.AddString("robots_at", e.RobotsAt.UTC().Format(time.RFC3339Nano))
@@ -150,6 +159,7 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddInt("rule_line", e.RuleLine)
 	}
 	addString("rule", e.Rule)
+	addString("site", e.Site)
 	addString("zone", e.Zone)
 	addString("robots_version", e.RobotsVersion)
 	if e.RetryAfter != 0 {

@@ -21,26 +21,28 @@ import (
 // allocates only the evidence's reason, for a request with evidence.
 func EntryOf(r *record.Record) Entry {
 	e := Entry{
-		ClientIP:      r.ClientIP.String(),
-		UserAgent:     r.UserAgent,
-		Class:         r.Class.String(),
-		Tokens:        r.Tokens,
-		Verification:  r.Verdict.String(),
-		Method:        r.Method,
-		Host:          r.Host,
-		URI:           r.URI,
-		Action:        r.Action.String(),
-		Reason:        string(r.Reason),
-		Group:         r.Group,
-		Strikes:       r.Strikes,
-		ReadRobots:    r.ReadRobots,
-		DryRun:        r.DryRun,
-		Bot:           r.Bot,
-		Operator:      r.Operator,
-		Zone:          r.Zone,
-		RobotsVersion: r.Version,
-		RetryAfter:    r.RetryAfter.Seconds(),
-		JA4:           r.JA4,
+		ClientIP:       r.ClientIP.String(),
+		UserAgent:      r.UserAgent,
+		Class:          r.Class.String(),
+		Tokens:         r.Tokens,
+		Verification:   r.Verdict.String(),
+		Method:         r.Method,
+		Host:           r.Host,
+		URI:            r.URI,
+		Action:         r.Action.String(),
+		Reason:         string(r.Reason),
+		Group:          r.Group,
+		Strikes:        r.Strikes,
+		AddressStrikes: r.AddressStrikes,
+		ReadRobots:     r.ReadRobots,
+		DryRun:         r.DryRun,
+		Bot:            r.Bot,
+		Operator:       r.Operator,
+		Site:           r.Site,
+		Zone:           r.Zone,
+		RobotsVersion:  r.Version,
+		RetryAfter:     r.RetryAfter.Seconds(),
+		JA4:            r.JA4,
 
 		Signature:      r.Signature,
 		SignatureAgent: r.SignatureAgent,
@@ -48,7 +50,6 @@ func EntryOf(r *record.Record) Entry {
 
 		BrowserDisallowed: r.BrowserDisallowed,
 		Repeats:           r.Repeats,
-		// (Issue 39: the site, r.Site, is written here.)
 	}
 	if r.Rule != nil {
 		e.RuleLine, e.Rule = r.Rule.Line, r.Rule.String()
@@ -77,6 +78,7 @@ func (e *Entry) Record() record.Record {
 	r := record.Record{
 		Time:           e.TS.Time,
 		Zone:           e.Zone,
+		Site:           e.Site,
 		Version:        e.RobotsVersion,
 		UserAgent:      e.UserAgent,
 		Tokens:         e.Tokens,
@@ -94,6 +96,7 @@ func (e *Entry) Record() record.Record {
 		Reason:         enforce.Reason(e.Reason),
 		Group:          e.Group,
 		Strikes:        e.Strikes,
+		AddressStrikes: e.AddressStrikes,
 		ReadRobots:     e.ReadRobots,
 		DryRun:         e.DryRun,
 		RetryAfter:     time.Duration(e.RetryAfter * float64(time.Second)),

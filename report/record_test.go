@@ -28,7 +28,7 @@ func TestEntryRecordRoundTrip(t *testing.T) {
 	rule := &policy.Rule{Pattern: "/private/", Line: 3}
 	usage := &policy.Rule{Key: policy.KeyContentUsage, Pattern: "train-ai=n", Line: 7}
 	for _, r := range []record.Record{
-		{Action: enforce.Deny, Reason: enforce.ReasonDisallowed, Rule: rule, Group: "*", Strikes: 2, ReadRobots: true, RobotsAt: at.Add(-time.Minute),
+		{Action: enforce.Deny, Reason: enforce.ReasonDisallowed, Rule: rule, Group: "*", Strikes: 2, AddressStrikes: 9, Site: "shop.example.com", Zone: "shop", ReadRobots: true, RobotsAt: at.Add(-time.Minute),
 			Class: uaclass.OtherBot, Tokens: []string{"roguebot"}, Verdict: uaclass.NotClaimed, UserAgent: "RogueBot/2.0", URI: "/private/x?y=1"},
 		{Action: enforce.Throttle, Reason: enforce.ReasonCrawlDelay, RetryAfter: 1500 * time.Millisecond, ReadRobots: true, RobotsAt: at.Add(-time.Second),
 			Class: uaclass.AI, Tokens: []string{"gptbot"}, Bot: "GPTBot", Operator: "OpenAI", Verdict: uaclass.Verified, URI: "/a"},

@@ -14,12 +14,15 @@ type Report struct {
 	folded, summaries  int // decisions counted from summary lines, and those lines
 	from, to           time.Time
 	byAction, byReason map[string]int
-	byClass, byPath    map[string]int
-	byToken            map[string]*tally
-	byIP               map[string]*tally
-	hourly             map[time.Time]int
-	problems           map[problemKey]*Problem
-	claims             claims // browser claims on disallowed paths (claims.go)
+	byClass, bySite    map[string]int
+	// byPath, byToken and byIP are keyed by site and key (siteKey): every
+	// row names its site, and no row mixes two sites' robots.txt files.
+	byPath   map[string]int
+	byToken  map[string]*tally
+	byIP     map[string]*tally
+	hourly   map[time.Time]int
+	problems map[problemKey]*Problem
+	claims   claims // browser claims on disallowed paths (claims.go)
 }
 
 // tally counts one bot or IP's decisions.
@@ -40,7 +43,7 @@ type problemKey struct {
 // New returns an empty report.
 func New() *Report {
 	return &Report{
-		byAction: map[string]int{}, byReason: map[string]int{}, byClass: map[string]int{},
+		byAction: map[string]int{}, byReason: map[string]int{}, byClass: map[string]int{}, bySite: map[string]int{},
 		byPath: map[string]int{}, byToken: map[string]*tally{}, byIP: map[string]*tally{},
 		hourly: map[time.Time]int{}, problems: map[problemKey]*Problem{}, claims: newClaims(),
 	}
@@ -73,12 +76,14 @@ func (r *Report) Add(e *Entry) {
 	if reason == "" {
 		reason = "none"
 	}
+	rec := e.Record()
+	site := rec.SiteName()
 	r.byAction[e.Action] += w
 	r.byReason[reason] += w
 	r.byClass[e.Class] += w
+	r.bySite[site] += w
 	path, _, _ := strings.Cut(e.URI, "?")
-	r.byPath[path] += w
-	rec := e.Record()
+	r.byPath[siteKey(site, path)] += w
 	r.claims.add(&rec, w)
 	violation := rec.Violation()
 	ignored := rec.ReadThenIgnored() // the review page's definition
@@ -91,7 +96,7 @@ func (r *Report) Add(e *Entry) {
 		// its verification are not the bot's.
 		token += " (impostor)"
 	}
-	for key, m := range map[string]map[string]*tally{token: r.byToken, e.ClientIP: r.byIP} {
+	for key, m := range map[string]map[string]*tally{siteKey(site, token): r.byToken, siteKey(site, e.ClientIP): r.byIP} {
 		t := m[key]
 		if t == nil {
 			t = &tally{actions: map[string]int{}, tokens: map[string]int{}}
@@ -152,15 +157,18 @@ func (r *Report) AddMessage(e *Entry) {
 
 // Summary is the report as "caddy robots report --json" writes it.
 type Summary struct {
-	Decisions   int            `json:"decisions"`
-	DryRun      int            `json:"dry_run"`
-	Skipped     int            `json:"skipped_lines"`
-	Filtered    int            `json:"filtered_out,omitempty"`
-	From        *time.Time     `json:"from,omitempty"`
-	To          *time.Time     `json:"to,omitempty"`
-	ByAction    map[string]int `json:"by_action"`
-	ByReason    map[string]int `json:"by_reason"`
-	ByClass     map[string]int `json:"by_class"`
+	Decisions int            `json:"decisions"`
+	DryRun    int            `json:"dry_run"`
+	Skipped   int            `json:"skipped_lines"`
+	Filtered  int            `json:"filtered_out,omitempty"`
+	From      *time.Time     `json:"from,omitempty"`
+	To        *time.Time     `json:"to,omitempty"`
+	ByAction  map[string]int `json:"by_action"`
+	ByReason  map[string]int `json:"by_reason"`
+	ByClass   map[string]int `json:"by_class"`
+	// BySite counts the decisions by the site they were made for (the
+	// zone, in logs written before decisions named their site).
+	BySite      map[string]int `json:"by_site"`
 	TopBots     []TopEntry     `json:"top_bots"`
 	TopIPs      []TopEntry     `json:"top_ips"`
 	TopPaths    []TopEntry     `json:"top_paths"`
@@ -177,9 +185,11 @@ type Summary struct {
 	SummaryLines int `json:"summary_lines,omitempty"`
 }
 
-// TopEntry is one row of a ranking.
+// TopEntry is one row of a ranking: one key (a bot, an address, a
+// path, a rule) on one site.
 type TopEntry struct {
 	Key        string         `json:"key"`
+	Site       string         `json:"site"`
 	Count      int            `json:"count"`
 	Violations int            `json:"violations,omitempty"`
 	Actions    map[string]int `json:"actions,omitempty"`
@@ -217,7 +227,7 @@ type Problem struct {
 // Summary ranks what was added; top bounds each ranking.
 func (r *Report) Summary(top int, lines Lines) Summary {
 	s := Summary{Decisions: r.entries, Folded: r.folded, SummaryLines: r.summaries, DryRun: r.dryRun, Skipped: lines.Other, Filtered: lines.Filtered,
-		ByAction: r.byAction, ByReason: r.byReason, ByClass: r.byClass}
+		ByAction: r.byAction, ByReason: r.byReason, ByClass: r.byClass, BySite: r.bySite}
 	if !r.from.IsZero() {
 		from, to := r.from, r.to
 		s.From, s.To = &from, &to
@@ -226,8 +236,9 @@ func (r *Report) Summary(top int, lines Lines) Summary {
 	s.TopIPs = rankTallies(r.byIP, top, func(*tally) bool { return true })
 	s.ReadIgnored = rankTallies(r.byIP, top, func(t *tally) bool { return t.readRobots && t.violations > 0 })
 	s.TopPaths = []TopEntry{}
-	for path, n := range r.byPath {
-		s.TopPaths = append(s.TopPaths, TopEntry{Key: path, Count: n})
+	for k, n := range r.byPath {
+		site, path := splitSiteKey(k)
+		s.TopPaths = append(s.TopPaths, TopEntry{Key: path, Site: site, Count: n})
 	}
 	sortTop(s.TopPaths)
 	if len(s.TopPaths) > top {
@@ -261,7 +272,8 @@ func rankTallies(m map[string]*tally, top int, keep func(*tally) bool) []TopEntr
 		if !keep(t) {
 			continue
 		}
-		e := TopEntry{Key: k, Count: t.count, Violations: t.violations, Actions: t.actions, ReadRobots: t.readRobots}
+		site, key := splitSiteKey(k)
+		e := TopEntry{Key: key, Site: site, Count: t.count, Violations: t.violations, Actions: t.actions, ReadRobots: t.readRobots}
 		if !t.robotsAt.IsZero() {
 			at := t.robotsAt
 			e.RobotsAt = &at
@@ -278,6 +290,16 @@ func rankTallies(m map[string]*tally, top int, keep func(*tally) bool) []TopEntr
 
 func sortTop(es []TopEntry) {
 	slices.SortFunc(es, func(a, b TopEntry) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key), cmp.Compare(a.Site, b.Site))
 	})
+}
+
+// siteKey keys a ranking by site and key; splitSiteKey reads it back.
+func siteKey(site, key string) string { return site + "\x00" + key }
+
+func splitSiteKey(k string) (site, key string) {
+	if site, key, ok := strings.Cut(k, "\x00"); ok {
+		return site, key
+	}
+	return "", k
 }

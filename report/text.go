@@ -22,6 +22,19 @@ func Plural(n int, noun string) string {
 // WriteText prints the summary for people.
 func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "robots_guard report: %s", Plural(s.Decisions, "decision"))
+	// The sites: every row below is one site's; with several, each row
+	// names its own.
+	many := len(s.BySite) > 1
+	switch {
+	case many:
+		fmt.Fprintf(w, " on %d sites (%s)", len(s.BySite), Counts(s.BySite))
+	case len(s.BySite) == 1:
+		for site := range s.BySite {
+			if site != "" {
+				fmt.Fprintf(w, " on %s", site)
+			}
+		}
+	}
 	if s.From != nil {
 		fmt.Fprintf(w, " from %s to %s UTC", s.From.UTC().Format(time.DateTime), s.To.UTC().Format(time.DateTime))
 	}
@@ -84,7 +97,7 @@ func (s *Summary) WriteText(w io.Writer) {
 			fmt.Fprintln(w, "  (none)")
 		}
 		for _, e := range es {
-			fmt.Fprintf(w, "  %-40s %6d", e.Key, e.Count)
+			fmt.Fprintf(w, "  %-40s %6d", e.row(many), e.Count)
 			if len(e.Actions) > 0 {
 				fmt.Fprintf(w, "  %s", Counts(e.Actions))
 			}
@@ -104,7 +117,7 @@ func (s *Summary) WriteText(w io.Writer) {
 	section("top client IPs:", s.TopIPs, true)
 	section("top paths:", s.TopPaths, false)
 	section("read robots.txt, then ignored it:", s.ReadIgnored, true)
-	s.BrowserDisallowed.writeText(w)
+	s.BrowserDisallowed.writeText(w, many)
 	if len(s.Hourly) == 0 {
 		return
 	}
@@ -117,6 +130,15 @@ func (s *Summary) WriteText(w io.Writer) {
 		bar := strings.Repeat("#", max(1, h.Count*40/max(maxN, 1)))
 		fmt.Fprintf(w, "  %s  %-40s %d\n", h.Hour.UTC().Format("2006-01-02 15:00"), bar, h.Count)
 	}
+}
+
+// row is how a row names its key: with its site when the report has
+// several ("gptbot @ shop.example.com").
+func (e *TopEntry) row(many bool) string {
+	if many && e.Site != "" {
+		return e.Key + " @ " + e.Site
+	}
+	return e.Key
 }
 
 // Counts formats a map as "a 3, b 1", largest first, or "(none)".
