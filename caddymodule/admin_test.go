@@ -40,7 +40,7 @@ func TestIntegrationAdminUnblock(t *testing.T) {
 
 	// The CLI shows it too.
 	out := runCLI(t, blockedCommand(), "--address", "localhost:2999", "--zone", s.zone)
-	if !strings.Contains(out, s.zone+"  127.0.0.1  (whole IP)") || !strings.Contains(out, "1 blocked") {
+	if !strings.Contains(out, "localhost:9080 (zone "+s.zone+")  127.0.0.1  (whole IP)") || !strings.Contains(out, "1 blocked") {
 		t.Errorf("caddy robots blocked:\n%s", out)
 	}
 

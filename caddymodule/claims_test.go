@@ -141,20 +141,24 @@ https://localhost:9443, http://localhost:9080 {
 		t.Errorf("report text:\n%s", text.String())
 	}
 
-	// The review page's JSON: the same counts.
+	// The review page's JSON: the same counts, one view per site of the
+	// zone (issue 39): the site block's two addresses are two origins,
+	// http://localhost:9080 (the browser's) and https://localhost:9443
+	// (curl's).
 	var view review.View
 	adminJSON(t, "GET", "/robots_guard/stats?zone="+s.zone, "", http.StatusOK, &view)
-	if len(view.Zones) != 1 {
+	if len(view.Zones) != 2 || view.Zones[0].Site != "localhost:9080" || view.Zones[1].Site != "localhost:9443" {
 		t.Fatalf("zones %+v", view.Zones)
 	}
-	v := view.Zones[0].BrowserDisallowed
-	if v.Served != 2 || v.Refused != 1 || v.ByClass["browser"] != (review.ClaimCount{Served: 2}) || v.ByClass["poser"] != (review.ClaimCount{Refused: 1}) ||
-		len(v.Paths) != 2 || v.Paths[0] != (review.PathCount{Path: "/private/report.html", Count: 2}) || len(v.Rules) != 1 || v.Rules[0].Line != 6 {
-		t.Errorf("review: %+v", v)
+	v, w := view.Zones[0].BrowserDisallowed, view.Zones[1].BrowserDisallowed
+	if v.Served != 2 || v.Refused != 0 || v.ByClass["browser"] != (review.ClaimCount{Served: 2}) || w.ByClass["poser"] != (review.ClaimCount{Refused: 1}) ||
+		len(v.Paths) != 1 || v.Paths[0] != (review.PathCount{Path: "/private/report.html", Count: 2}) || len(v.Rules) != 1 || v.Rules[0].Line != 6 ||
+		w.Served != 0 || w.Refused != 1 || len(w.Paths) != 1 || len(w.Rules) != 1 || w.Rules[0].Line != 6 {
+		t.Errorf("review: %+v, %+v", v, w)
 	}
 	for _, code := range strings.Split(evidence, ",") {
-		if v.Evidence[code] != 1 || c.Evidence[code] != 1 {
-			t.Errorf("evidence %q: review %d, report %d, want 1", code, v.Evidence[code], c.Evidence[code])
+		if w.Evidence[code] != 1 || c.Evidence[code] != 1 {
+			t.Errorf("evidence %q: review %d, report %d, want 1", code, w.Evidence[code], c.Evidence[code])
 		}
 	}
 	t.Logf("curl's evidence %q; report:\n%s", evidence, text.String())

@@ -30,6 +30,7 @@ import (
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/record"
 	"github.com/robotsguard/robotsguard/report"
+	"github.com/robotsguard/robotsguard/review"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/source"
 	"github.com/robotsguard/robotsguard/uaclass"
@@ -368,8 +369,9 @@ type Handler struct {
 	tarpit                     *enforce.Holder    // nil without a tarpit
 	refusals                   *enforce.Refusals
 	cancel                     func()
-	next                       *nextRobots // the site's own robots.txt's fetches, without a robots option
-	site                       string      // the site it guards (state.go), the default zone
+	next                       *nextRobots   // the site's own robots.txt's fetches, without a robots option
+	site                       string        // the site it guards (state.go), the default zone
+	stats                      *review.Stats // the site's live statistics in the zone
 }
 
 // VerifyConfig configures bot verification.
@@ -450,6 +452,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	h.stats = h.shared.sites.Of(h.site)
 	store, err := h.openStore(ctx) // store.go
 	if err != nil {
 		return err
@@ -632,6 +635,9 @@ func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *ht
 func (h *Handler) record(r *http.Request, rd *enforce.Reading, d *enforce.Decision, snap *source.Snapshot) {
 	rec := record.New(rd, d, h.Zone, snap.Version, snap.Body)
 	rec.Site = h.site
+	if !rec.BlockedUntil.IsZero() && rec.Reason != enforce.ReasonBlockedClient {
+		h.shared.sites.BlockedOn(h.engine.ClientPrefix(rec.ClientIP), rec.Token(), rec.SiteName()) // the site of the block
+	}
 	h.metrics.Record(&rec)
 	h.observe(r, &rec) // admin_review.go: live statistics, placeholders
 	if rec.Noteworthy || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {

@@ -22,7 +22,7 @@ import (
 // static values instead would take the replacer's lock once per value and
 // grow its map on every request.
 func (h *Handler) observe(r *http.Request, rec *record.Record) {
-	h.shared.stats.Add(rec)
+	h.stats.Add(rec)
 	ctx := r.Context()
 	p, _ := caddyhttp.GetVar(ctx, placeholdersVar).(*record.Placeholders)
 	if p == nil {

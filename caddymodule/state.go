@@ -20,13 +20,13 @@ var states = caddy.NewUsagePool()
 
 type sharedState struct {
 	store *enforce.MemoryStore
-	stats *review.Stats // live statistics for the review page
+	sites *review.Sites // live statistics for the review page, by site; the sites of the blocks
 }
 
-// Destruct implements caddy.Destructor: it stops the statistics' clock;
+// Destruct implements caddy.Destructor: it stops the statistics' clocks;
 // the store holds no resources.
 func (s *sharedState) Destruct() error {
-	s.stats.Close()
+	s.sites.Close()
 	return nil
 }
 
@@ -37,7 +37,7 @@ func stateKey(zone string) string { return "robots_guard/" + zone }
 // that is in use.
 func joinState(zone string, maxClients, maxBlocks int, ttl time.Duration) (*sharedState, error) {
 	v, _, err := states.LoadOrNew(stateKey(zone), func() (caddy.Destructor, error) {
-		return &sharedState{store: enforce.NewMemoryStore(maxClients, maxBlocks, ttl), stats: review.New(review.Options{Clock: 100 * time.Millisecond})}, nil
+		return &sharedState{store: enforce.NewMemoryStore(maxClients, maxBlocks, ttl), sites: review.NewSites()}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("zone %q: %v", zone, err)
@@ -52,8 +52,8 @@ func leaveState(zone string) error {
 
 // nameSite names the site whose handler ctx provisions (package site):
 // its default zone, so that strikes, blocks and trap hits earned on one
-// site apply there only, unless the operator shares a zone; "default"
-// outside an HTTP server (caddy robots check, unit tests). Caddy
+// site apply there only, unless the operator shares a zone; outside an
+// HTTP server (caddy robots check, unit tests) the zone names it. Caddy
 // provisions a server's top-level routes in order, after decoding their
 // matchers: the one being provisioned is the first whose handlers are not
 // loaded yet.
@@ -71,4 +71,5 @@ func (h *Handler) nameSite(ctx caddy.Context) {
 		h.site = sitename.Name(sitename.Hosts(matchers), srv.Listen)
 	}
 	h.Zone = cmp.Or(h.Zone, h.site, "default")
+	h.site = cmp.Or(h.site, h.Zone)
 }

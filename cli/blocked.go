@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,14 +26,15 @@ Lists the blocks in force in a running Caddy, from its admin API
 (GET /robots_guard/blocked on --address, the admin address in --config,
 else localhost:2019).
 
-Output: a table with one row per block: ZONE, IP, TOKEN ("(whole IP)" for
+Output: a table with one row per block: SITE (the site whose decision made
+it, with its zone when the zone is shared and so named otherwise), IP, TOKEN ("(whole IP)" for
 traps, bad agents and impostors), BLOCKED FOR (time left), REASON (what
 made the block: trap, disallowed (strikes for disallowed paths), rate
 (strikes for ignoring Retry-After), class (block_class), invalid,
 bad_agent, impostor; unknown for a block stored before blocks carried
 their reason), OFFENSES (blocks so far; each doubles the cooldown) and
 READ ROBOTS.TXT; then "N blocked". --json writes {"zones": {"NAME":
-[{"ip", "token", "until", "offenses", "reason", "read_robots"}]}}.
+[{"site", "ip", "token", "until", "offenses", "reason", "read_robots"}]}}.
 ` + blockedExitCodes,
 		Example: `  caddy robots blocked
   caddy robots blocked --zone shop --json
@@ -76,7 +78,7 @@ func writeBlocked(w io.Writer, zones map[string][]enforce.BlockedClient, now tim
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ZONE\tIP\tTOKEN\tBLOCKED FOR\tREASON\tOFFENSES\tREAD ROBOTS.TXT")
+	fmt.Fprintln(tw, "SITE\tIP\tTOKEN\tBLOCKED FOR\tREASON\tOFFENSES\tREAD ROBOTS.TXT")
 	n, dry := 0, 0
 	for _, zone := range slices.Sorted(maps.Keys(zones)) {
 		for _, b := range zones[zone] {
@@ -91,7 +93,13 @@ func writeBlocked(w io.Writer, zones map[string][]enforce.BlockedClient, now tim
 			} else {
 				n++
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%v\n", zone, b.IP, token, until, b.Reason, b.Offenses, b.ReadRobots)
+			// The site whose decision made the block; its zone, the
+			// state it is held in, where that is another name (shared).
+			site := cmp.Or(b.Site, zone)
+			if site != zone {
+				site += " (zone " + zone + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%v\n", site, b.IP, token, until, b.Reason, b.Offenses, b.ReadRobots)
 		}
 	}
 	tw.Flush()

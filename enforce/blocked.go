@@ -15,6 +15,9 @@ type BlockedClient struct {
 	// IP is Prefix as operators read it: the address for a full-length
 	// prefix (IPv4 /32, IPv6 /128), CIDR notation otherwise.
 	IP string `json:"ip"`
+	// Site is the site whose decision made the block, where the Caddy
+	// module knows it (the zone's sites share its blocks); "" otherwise.
+	Site string `json:"site,omitempty"`
 	// Token is the product token of the blocked client, or "" when the
 	// whole address is blocked (traps, bad agents, impostors, strikes
 	// across tokens).

@@ -23,6 +23,12 @@ import (
 // from it without an action; the report lists them as problems.
 const LoggerName = "http.handlers.robots_guard"
 
+// UnblockedMsg is the message of the line the admin API writes to the
+// decision log when it lifts blocks (caddy robots unblock): client_ip is
+// the address or range, zone the zone ("" for all); report --html lists
+// those blocks no more.
+const UnblockedMsg = "blocks lifted"
+
 // Entry is one decision as the handler logs it and the report reads it:
 // the field names are the JSON tags below and nowhere else. The handler
 // writes an Entry with MarshalLogObject (zap.Inline); the report reads it

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"maps"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -44,10 +45,16 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 		}
 	}
 	reads := newReads()
+	var lifted []unblocked
 	lines, err := ReadFiles(files, nil, f, func(e *Entry) {
 		see(e.TS.Time)
 		reads.note(e)
-	}, rep.AddMessage)
+	}, func(e *Entry) {
+		if p, err := netip.ParsePrefix(e.ClientIP); err == nil && e.Msg == UnblockedMsg {
+			lifted = append(lifted, unblocked{e.TS.Time, p, e.Zone})
+		}
+		rep.AddMessage(e)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -62,19 +69,22 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 	for _, t := range robotsFiles {
 		texts[VersionID(t)] = t
 	}
+	// A zone's sites are counted apart (siteKey): no row mixes two
+	// robots.txt files.
 	zones := map[string]*review.Stats{}
-	blocks := map[string]map[string]review.BlockedClient{} // zone, client IP
+	blocks := map[string]map[string]review.BlockedClient{} // zone and site, client IP
 	_, err = ReadFiles(files, nil, f, func(e *Entry) {
+		rec := e.Record()
 		zone := cmp.Or(e.Zone, "default")
-		if e.BlockedUntil != nil && !e.BlockedUntil.IsZero() {
-			noteBlock(blocks, zone, e)
+		key := siteKey(zone, cmp.Or(rec.SiteName(), zone))
+		if e.BlockedUntil != nil && !e.BlockedUntil.IsZero() && !liftedAfter(lifted, e, zone) {
+			noteBlock(blocks, key, e)
 		}
-		s := zones[zone]
+		s := zones[key]
 		if s == nil {
 			s = review.New(review.Options{Step: step, Slots: 1440, MaxBots: 1 << 20})
-			zones[zone] = s
+			zones[key] = s
 		}
-		rec := e.Record()
 		if read, ok := reads.take(&rec); ok {
 			s.Add(&read)
 		}
@@ -88,10 +98,14 @@ func View(files []string, f *Filter, robotsFiles [][]byte) (*review.View, error)
 		return nil, err
 	}
 	v := &review.View{Generated: time.Now().UTC(), Source: "logs", Zones: []review.ZoneView{}}
-	for _, name := range slices.Sorted(maps.Keys(zones)) {
-		zv := zones[name].View(name, to)
-		zv.Since = from
-		zv.Blocked = blockedAt(blocks[name], to)
+	for _, key := range slices.Sorted(maps.Keys(zones)) {
+		zone, site := splitSiteKey(key)
+		zv := zones[key].View(zone, to)
+		zv.Site, zv.Since = site, from
+		zv.Blocked = blockedAt(blocks[key], to)
+		for i := range zv.Blocked {
+			zv.Blocked[i].Site = site
+		}
 		for i := range zv.Versions {
 			if t, ok := texts[zv.Versions[i].ID]; ok {
 				zv.Versions[i].Text = string(t)
@@ -132,6 +146,30 @@ func noteBlock(blocks map[string]map[string]review.BlockedClient, zone string, e
 		b.Token = "" // a trap blocks the whole address
 	}
 	m[e.ClientIP] = b
+}
+
+// unblocked is a line of caddy robots unblock in the decision log: the
+// blocks of the range in the zone ("": every zone) were lifted at time.
+type unblocked struct {
+	time time.Time
+	p    netip.Prefix
+	zone string
+}
+
+// liftedAfter reports whether a decision's block was lifted later by
+// caddy robots unblock.
+func liftedAfter(lifted []unblocked, e *Entry, zone string) bool {
+	ip, err := netip.ParsePrefix(e.ClientIP)
+	if err != nil {
+		a, aerr := netip.ParseAddr(e.ClientIP)
+		if aerr != nil {
+			return false
+		}
+		ip = netip.PrefixFrom(a, a.BitLen())
+	}
+	return slices.ContainsFunc(lifted, func(u unblocked) bool {
+		return u.time.After(e.TS.Time) && (u.zone == "" || u.zone == zone) && u.p.Overlaps(ip)
+	})
 }
 
 // blockedAt lists the blocks still in force at end, by IP.

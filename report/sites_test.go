@@ -83,3 +83,37 @@ func TestSitesApart(t *testing.T) {
 		t.Errorf("one site:\n%s", t1.String())
 	}
 }
+
+// TestViewSitesAndUnblock (issue 39, points 1 and 9): report --html's view
+// has one part per site of a zone, each with its own rows and blocks; a
+// block that caddy robots unblock lifted later (its line in the log) is
+// listed no more, and one earned after the unblock is.
+func TestViewSitesAndUnblock(t *testing.T) {
+	at := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	until := Time{at.Add(time.Hour)}
+	trap := func(site, ip string, ts time.Time) Entry {
+		return Entry{TS: Time{ts}, Level: "info", Logger: LoggerName, Msg: "request refused", ClientIP: ip, UserAgent: "curl/8.5.0", Class: "script",
+			Tokens: []string{"curl"}, Verification: "none", Method: "GET", Host: site, URI: "/trap/", Action: "deny", Reason: "trap", Site: site, Zone: "shared",
+			BlockedUntil: &until, BlockReason: "trap"}
+	}
+	log := logLines(t, trap("a.example", "192.0.2.1", at), trap("b.example", "192.0.2.2", at),
+		Entry{TS: Time{at.Add(time.Minute)}, Level: "info", Logger: LoggerName, Msg: UnblockedMsg, ClientIP: "192.0.2.1/32"},
+		trap("b.example", "192.0.2.3", at.Add(2*time.Minute)))
+	name := filepath.Join(t.TempDir(), "robots_guard.log")
+	if err := os.WriteFile(name, log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err := View([]string{name}, &Filter{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Zones) != 2 || v.Zones[0].Site != "a.example" || v.Zones[1].Site != "b.example" || v.Zones[0].Zone != "shared" {
+		t.Fatalf("views: %+v", v.Zones)
+	}
+	if n := len(v.Zones[0].Blocked); n != 0 {
+		t.Errorf("a.example lists %d blocks after caddy robots unblock 192.0.2.1: %+v", n, v.Zones[0].Blocked)
+	}
+	if b := v.Zones[1].Blocked; len(b) != 2 || b[0].IP != "192.0.2.2" || b[0].Site != "b.example" || b[1].IP != "192.0.2.3" {
+		t.Errorf("b.example's blocks: %+v", b)
+	}
+}

@@ -5,16 +5,18 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/robotsguard/robotsguard/enforce"
 )
 
 // Zone is one zone of robots_guard's per-client state, as the admin
-// endpoints see it: its name, its live statistics and its blocks.
+// endpoints see it: its name, its sites' live statistics (each apart) and
+// its blocks.
 type Zone struct {
 	Name  string
-	Stats *Stats
+	Sites *Sites
 	// Blocked lists the blocks in force: fleet-wide for a zone on Redis.
 	// Local lists the in-process store's, which the review page shows
 	// where Blocked fails.
@@ -32,7 +34,7 @@ type Zone struct {
 //
 //	GET  /robots_guard/                             the review page (HTML)
 //	GET  /robots_guard/stats[?zone=NAME]            the statistics (JSON, View)
-//	GET  /robots_guard/robots?zone=NAME&version=ID  a robots.txt version (text)
+//	GET  /robots_guard/robots?zone=NAME&site=S&version=ID  a robots.txt version (text)
 //	GET  /robots_guard/blocked[?zone=NAME]          the blocks in force, by zone
 //	POST /robots_guard/unblock                      {"ip": "IP or CIDR", "zone": "..."}
 //
@@ -119,12 +121,15 @@ func (a Admin) Serve(w http.ResponseWriter, r *http.Request) error {
 	case "/robots_guard/stats":
 		return writeJSON(w, a.Live(r.URL.Query().Get("zone"), now))
 	}
-	zone, id := r.URL.Query().Get("zone"), r.URL.Query().Get("version")
+	q := r.URL.Query()
+	zone, site, id := q.Get("zone"), q.Get("site"), q.Get("version")
 	var text []byte
 	found := false
 	for _, z := range a.Zones(zone) {
-		if !found {
-			text, found = z.Stats.VersionText(id)
+		for _, name := range z.Sites.Names() {
+			if !found && (site == "" || site == name) {
+				text, found = z.Sites.Of(name).VersionText(id)
+			}
 		}
 	}
 	if zone == "" || !found {
@@ -136,21 +141,27 @@ func (a Admin) Serve(w http.ResponseWriter, r *http.Request) error {
 }
 
 // Live returns the statistics and blocks of every zone, or of one: the
-// review page's view.
+// review page's view, one part per site of a zone, each with the blocks
+// its decisions made (those of no known site with the zone's first).
 func (a Admin) Live(only string, now time.Time) View {
 	v := View{Generated: now.UTC(), Source: "live", Zones: []ZoneView{}}
 	for _, z := range a.Zones(only) {
-		zv := z.Stats.View(z.Name, now)
-		zv.Blocked = []BlockedClient{}
 		blocked, _ := z.Blocked(now) // on an error, the in-process list
 		if blocked == nil {
 			blocked = z.Local(now)
 		}
-		for _, b := range blocked {
-			zv.Blocked = append(zv.Blocked, BlockedClient{IP: b.IP, Token: b.Token, Until: b.Until.UTC(), Reason: b.Reason.String(),
-				Offenses: b.Offenses, ReadRobots: b.ReadRobots, DryRun: b.DryRun})
+		sites := z.Sites.Names()
+		for i, site := range sites {
+			zv := z.Sites.Of(site).View(z.Name, now)
+			zv.Site, zv.Blocked = site, []BlockedClient{}
+			for _, b := range blocked {
+				if b.Site = z.Sites.SiteOf(b.Prefix, b.Token, z.Name); b.Site == site || i == 0 && !slices.Contains(sites, b.Site) {
+					zv.Blocked = append(zv.Blocked, BlockedClient{IP: b.IP, Token: b.Token, Until: b.Until.UTC(), Reason: b.Reason.String(),
+						Offenses: b.Offenses, ReadRobots: b.ReadRobots, DryRun: b.DryRun, Site: b.Site})
+				}
+			}
+			v.Zones = append(v.Zones, zv)
 		}
-		v.Zones = append(v.Zones, zv)
 	}
 	return v
 }
@@ -168,6 +179,9 @@ func (a Admin) Blocked(only string, now time.Time) (map[string][]enforce.Blocked
 		}
 		if bs == nil {
 			bs = []enforce.BlockedClient{}
+		}
+		for i := range bs {
+			bs[i].Site = z.Sites.SiteOf(bs[i].Prefix, bs[i].Token, z.Name) // the site whose decision made it
 		}
 		out[z.Name] = bs
 	}

@@ -37,7 +37,11 @@ type Problem struct {
 
 // ZoneView is one zone's statistics.
 type ZoneView struct {
+	// Zone is the per-client state's name, and Site the site whose
+	// statistics these are: a zone's sites are counted apart, so that no
+	// row mixes two robots.txt files.
 	Zone string `json:"zone"`
+	Site string `json:"site"`
 	// Since is when the statistics began (the zone's first use in this
 	// process, or the first log entry).
 	Since time.Time `json:"since"`
@@ -77,6 +81,8 @@ type BlockedClient struct {
 	Offenses   int  `json:"offenses,omitempty"`
 	ReadRobots bool `json:"read_robots,omitempty"`
 	DryRun     bool `json:"dry_run,omitempty"`
+	// Site is the site whose decision made the block, where known.
+	Site string `json:"site,omitempty"`
 }
 
 // BotView is one row of the bots table.

@@ -22,14 +22,19 @@
   const fmtShort = (s) => (s ? new Date(s).toISOString().slice(5, 19).replace("T", " ") : "");
   const total = (b) => b.allowed + b.refused + b.throttled + b.blocked;
 
+  // A view of one site's statistics in its zone (the state it shares);
+  // site names it, with its zone where that is another name.
+  const site = (z) => z.site || z.zone;
+  const siteLabel = (z) => (z.site && z.zone && z.site !== z.zone ? `${z.site} (zone ${z.zone})` : site(z));
+
   function zones() {
-    return view.zones.filter((z) => !state.zone || z.zone === state.zone);
+    return view.zones.filter((z) => !state.zone || site(z) === state.zone);
   }
 
   function setup() {
     const zsel = $("zone");
     const have = new Set([...zsel.options].map((o) => o.value));
-    for (const z of view.zones) if (!have.has(z.zone)) zsel.append(el("option", { value: z.zone }, z.zone));
+    for (const z of view.zones) if (!have.has(site(z))) { zsel.append(el("option", { value: site(z) }, siteLabel(z))); have.add(site(z)); }
     const classes = new Set();
     for (const z of view.zones) for (const b of z.bots) classes.add(b.class);
     const fs = $("classes");
@@ -53,7 +58,8 @@
   function render() {
     const zs = zones();
     const src = view.source === "live" ? "live statistics of this Caddy" : "built from decision logs";
-    $("subtitle").textContent = `${src}, ${fmtTime(view.generated)}` + (zs.length ? `; since ${fmtTime(zs.map((z) => z.since).sort()[0])}` : "");
+    $("subtitle").textContent = `${src}, ${fmtTime(view.generated)}` + (zs.length ? `; since ${fmtTime(zs.map((z) => z.since).sort()[0])}` : "") +
+      (zs.length ? `; ${zs.length === 1 ? "site" : "sites"} ${zs.map(siteLabel).join(", ")}` : "");
     renderTotals(zs);
     renderChart(zs);
     renderBots(zs);
@@ -180,7 +186,7 @@
     const name = el("td", { class: "bot" }, el("b", {}, b.key));
     if (b.impostor) name.append(el("br"), el("small", {}, `claimed ${b.name || b.token}, failed its verification`));
     else if (b.name && b.name.toLowerCase() !== b.key) name.append(el("br"), el("small", {}, b.name));
-    if (view.zones.length > 1) name.append(el("br"), el("small", {}, "zone " + z.zone));
+    if (view.zones.length > 1) name.append(el("br"), el("small", { class: "site" }, "site " + siteLabel(z)));
     if (b.bots) name.append(el("br"), el("small", {}, b.bots + " bots"));
     if (b.read_ignored) name.append(el("br"), el("span", { class: "badge ignored", title: b.read_ignored + " violations after its address read robots.txt" }, "read robots.txt, ignored it"));
     const verified = el("td", {}, b.verification ? el("span", { class: "badge " + b.verification }, b.verification) : "");
@@ -194,7 +200,7 @@
       robots.append(el("br"), el("small", { class: "address-read" }, b.address_robots_at
         ? `its address: ${fmtShort(b.address_robots_at)}, then ${b.read_ignored} ${b.read_ignored === 1 ? "violation" : "violations"}`
         : `its address: before ${b.read_ignored} ${b.read_ignored === 1 ? "violation" : "violations"} (time not logged)`));
-    const tr = el("tr", { "data-key": b.key, "data-class": b.class, "data-zone": z.zone },
+    const tr = el("tr", { "data-key": b.key, "data-class": b.class, "data-zone": z.zone, "data-site": site(z) },
       name, el("td", {}, b.operator || ""), el("td", {}, b.class), verified,
       ...outcomes.map((o) => el("td", { class: "num " + o }, b[o].toLocaleString("en"))),
       el("td", { class: "num" }, b.violations.toLocaleString("en")), robots,
@@ -221,12 +227,12 @@
     const ver = (z.versions || []).find((v) => v.id === id);
     let text = ver && ver.text;
     if (!text && live && ver && ver.has_text) {
-      const resp = await fetch(`robots?zone=${encodeURIComponent(z.zone)}&version=${encodeURIComponent(id)}`);
+      const resp = await fetch(`robots?zone=${encodeURIComponent(z.zone)}&site=${encodeURIComponent(z.site || "")}&version=${encodeURIComponent(id)}`);
       if (resp.ok) text = await resp.text();
     }
     const sec = $("robots-section");
     sec.hidden = false;
-    $("robots-title").textContent = `robots.txt version ${id} (zone ${z.zone})` + (ver ? `, in force ${fmtTime(ver.first)} to ${fmtTime(ver.last)}` : "");
+    $("robots-title").textContent = `robots.txt version ${id} (site ${siteLabel(z)})` + (ver ? `, in force ${fmtTime(ver.first)} to ${fmtTime(ver.last)}` : "");
     const pre = $("robots-text");
     if (!text) {
       pre.replaceChildren(el("span", {}, "The text of this version is not kept" + (live ? "." : ": give it with report --robots FILE.")));
@@ -250,7 +256,7 @@
       const ev = counts(c.evidence, (n) => `×${n}`);
       const paths = el("ul", {}, ...(c.paths || []).map((p) => el("li", {}, el("code", {}, p.path), ` ×${p.count}`)));
       const rules = el("ul", {}, ...(c.rules || []).map((r) => el("li", {}, ruleLink(z, r), ` ×${r.count}`)));
-      rows.push(el("tr", { "data-zone": z.zone }, el("td", {}, z.zone), el("td", { class: "num served" }, c.served.toLocaleString("en")),
+      rows.push(el("tr", { "data-zone": z.zone, "data-site": site(z) }, el("td", {}, siteLabel(z)), el("td", { class: "num served" }, c.served.toLocaleString("en")),
         el("td", { class: "num refused" }, c.refused.toLocaleString("en")), el("td", { class: "by-class" }, byClass), el("td", { class: "evidence" }, ev),
         el("td", { class: "paths" }, paths), el("td", { class: "rules" }, rules)));
     }
@@ -286,7 +292,7 @@
           btn.addEventListener("click", () => unblock(z.zone, b.ip, btn));
         }
         const why = el("td", { class: "why", "data-reason": b.reason || "" }, b.reason ? blockWhy[b.reason] || b.reason : "");
-        rows.push(el("tr", { "data-ip": b.ip }, el("td", {}, z.zone), el("td", {}, el("code", {}, b.ip)), el("td", {}, b.token || (live || b.reason === "trap" ? "(whole IP)" : "")), why,
+        rows.push(el("tr", { "data-ip": b.ip, "data-site": b.site || site(z) }, el("td", {}, b.site && b.site !== site(z) ? b.site : siteLabel(z)), el("td", {}, el("code", {}, b.ip)), el("td", {}, b.token || (live || b.reason === "trap" ? "(whole IP)" : "")), why,
           el("td", {}, fmtTime(b.until) + (b.dry_run ? " (dry run)" : "")), el("td", { class: "num" }, live ? b.offenses : ""), el("td", {}, live ? (b.read_robots ? "yes" : "no") : ""), el("td", {}, btn)));
       }
     document.querySelector("#blocked tbody").replaceChildren(...rows);
