@@ -372,6 +372,7 @@ type Handler struct {
 	next                       *nextRobots   // the site's own robots.txt's fetches, without a robots option
 	site                       string        // the site it guards (state.go), the default zone
 	stats                      *review.Stats // the site's live statistics in the zone
+	siteCount                  *metrics.SiteDecisions
 }
 
 // VerifyConfig configures bot verification.
@@ -452,7 +453,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.stats = h.shared.sites.Of(h.site)
+	h.stats, h.siteCount = h.shared.sites.Of(h.site), h.metrics.Site(h.site)
 	store, err := h.openStore(ctx) // store.go
 	if err != nil {
 		return err
@@ -639,6 +640,7 @@ func (h *Handler) record(r *http.Request, rd *enforce.Reading, d *enforce.Decisi
 		h.shared.sites.BlockedOn(h.engine.ClientPrefix(rec.ClientIP), rec.Token(), rec.SiteName()) // the site of the block
 	}
 	h.metrics.Record(&rec)
+	h.siteCount.Count(rec.Action)
 	h.observe(r, &rec) // admin_review.go: live statistics, placeholders
 	if rec.Noteworthy || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
 		h.decisions.Write(&rec)

@@ -47,6 +47,7 @@ type Collectors struct {
 	storeUp    *prometheus.GaugeVec
 	walks      *prometheus.CounterVec // browser claims on disallowed paths
 	evidence   *prometheus.CounterVec // findings against browser claims
+	sites      *prometheus.CounterVec // decisions by site and action
 	// walkCounters and evidenceCounters are the children of walks (by
 	// class, browser or poser, and action) and of evidence (by finding,
 	// in the order of its bits), made with the collectors: counting takes
@@ -140,6 +141,10 @@ func New() *Collectors {
 			Namespace: Namespace, Subsystem: Subsystem, Name: "browser_claims_disallowed_total",
 			Help: "Requests whose User-Agent claims a browser for a path the robots.txt \"*\" group disallows (the reference reading, as a polite crawler reads the served file), served or not, by class (browser: the claim stands, or posers log served it; poser: decisive evidence against the claim) and action taken (allow, throttle, deny, tarpit; in dry run, the action that would have been taken).",
 		}, []string{"class", "action"}),
+		sites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "site_decisions_total",
+			Help: "Requests decided by robots_guard, by the site it guards (its hosts, or :PORT for a site of any host; the log's site) and action: decisions_total's counts, site by site.",
+		}, []string{"site", "action"}),
 		evidence: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Subsystem: Subsystem, Name: "claim_evidence_total",
 			Help: "Requests whose browser claim was judged with evidence against it, once per finding (a request with two findings counts under both): tls, sec-fetch and gecko are decisive (a poser), tls-family and the sec-ch-ua findings a mismatch that changes nothing.",
@@ -163,7 +168,7 @@ func (m *Collectors) Register(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.ranges, m.rangesOK, m.signatures, m.fallbacks, m.storeUp, m.walks, m.evidence} {
+	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.ranges, m.rangesOK, m.signatures, m.fallbacks, m.storeUp, m.walks, m.evidence, m.sites} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) || are.ExistingCollector != c {
