@@ -235,19 +235,20 @@ func TestReviewPage(t *testing.T) {
 		t.Errorf(`rows marked "read robots.txt, ignored it": %v, want [gptbot]`, ignored)
 	}
 	// The chart draws the refusals as a line with a point per minute, over
-	// the span of the data (at least 10 minutes) when the range asked for
-	// (the last hour, the last 24 hours) is longer.
+	// the span of the data (at least 10 minutes, but none before Caddy
+	// started: issue 39) when the range asked for (the last hour, the last
+	// 24 hours) is longer.
 	type chartInfo struct {
 		Lines  []string `json:"lines"`
 		Points int      `json:"points"`
 	}
 	const chartJS = `({lines: [...document.querySelectorAll('#chart polyline')].map(p => p.dataset.outcome), points: (document.querySelector('#chart polyline.refused')||{getAttribute:()=>""}).getAttribute('points').split(' ').length})`
 	chart := eval[chartInfo](t, b, chartJS)
-	if !strings.Contains(strings.Join(chart.Lines, ","), "refused") || chart.Points < 10 || chart.Points > 20 {
+	if !strings.Contains(strings.Join(chart.Lines, ","), "refused") || chart.Points < 2 || chart.Points > 20 {
 		t.Errorf("chart: lines %v, %d points, want a refused line of the data's few minutes", chart.Lines, chart.Points)
 	}
 	eval[bool](t, b, `(() => { const s = document.getElementById('range'); s.value = '86400'; s.dispatchEvent(new Event('change')); return true })()`)
-	if chart = eval[chartInfo](t, b, chartJS); chart.Points < 10 || chart.Points > 20 {
+	if chart = eval[chartInfo](t, b, chartJS); chart.Points < 2 || chart.Points > 20 {
 		t.Errorf("chart over 24 hours: %d points, want the data's few minutes, not 1440", chart.Points)
 	}
 	eval[bool](t, b, `(() => { const s = document.getElementById('range'); s.value = '3600'; s.dispatchEvent(new Event('change')); return true })()`)

@@ -179,9 +179,9 @@ func TestSitesKeepTheirState(t *testing.T) {
 				t.Fatalf("caddy robots blocked: %v\n%s", err, out)
 			}
 			t.Logf("caddy robots blocked:\n%s", out)
-			want := fmt.Sprintf(":%d", s.portA)
+			want := fmt.Sprintf(":%d", s.portA) // the site whose decision blocked it
 			if tc.zone != "" {
-				want = tc.zone
+				want += " (zone " + tc.zone + ")"
 			}
 			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 			if len(lines) < 3 || !strings.HasPrefix(lines[1], want+" ") || strings.Contains(string(out), fmt.Sprintf(":%d ", s.portB)) {
@@ -208,7 +208,7 @@ func TestSitesKeepTheirState(t *testing.T) {
 			// robots.txt, as the site serves it, and says so; a path
 			// without its site is an error.
 			out, err = exec.Command(caddyBin, "robots", "check", "-A", "ExampleBot/1.0", s.b+"/admin/").CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "check: neither --config nor --robots: the rules are "+s.b+"/robots.txt, fetched now (HTTP 200") ||
+			if err != nil || !strings.Contains(string(out), "check: robots.txt: "+s.b+"/robots.txt, fetched now (HTTP 200") ||
 				!strings.Contains(string(out), "disallowed\t"+s.b+"/admin/\t(group *; line 2: Disallow: /admin/)") {
 				t.Errorf("check without rules: %v\n%s", err, out)
 			}
