@@ -93,13 +93,16 @@ func goList(t *testing.T, mod string, flags ...string) map[string]listed {
 }
 
 // TestCaddymoduleSize keeps caddymodule the thin adapter the README
-// describes (issue 13): under 2,200 lines of non-test Go code, counting
+// describes (issue 13): under 2,300 lines of non-test Go code, counting
 // neither blank lines nor comments, since every config field's doc comment
 // is Caddy's JSON documentation. Code that needs no Caddy belongs in the
 // package that owns the behaviour.
 // The bound was 2,000 until the TLS fingerprint (a tls.handshake_match
 // module added to the servers' connection policies), the site's own robots.txt
-// through the next handler and fetched crawler ranges: glue that needs Caddy.
+// through the next handler and fetched crawler ranges: glue that needs Caddy;
+// and 2,200 until the QUIC wrapper (a packet conn wrapper module that the
+// Caddyfile directive adds to its server, about 80 lines). Issue 40 wants it
+// under 1,800 once the handler's reading of a request moves out (issue 36).
 func TestCaddymoduleSize(t *testing.T) {
 	files, err := filepath.Glob("caddymodule/*.go")
 	if err != nil || len(files) == 0 {
@@ -122,7 +125,7 @@ func TestCaddymoduleSize(t *testing.T) {
 		}
 	}
 	t.Logf("caddymodule: %d lines of non-test code (%d with blank lines and comments)", code, all)
-	if code >= 2200 {
-		t.Errorf("caddymodule has %d lines of non-test code, want under 2,200: move what needs no Caddy into the package that owns it", code)
+	if code >= 2300 {
+		t.Errorf("caddymodule has %d lines of non-test code, want under 2,300: move what needs no Caddy into the package that owns it", code)
 	}
 }

@@ -103,7 +103,7 @@ func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Deci
 		repl.Map(p.lookup)
 		caddyhttp.SetVar(ctx, placeholdersVar, p)
 	}
-	p.action, p.reason, p.class, p.rule, p.token, p.ja4 = d.Action, d.Reason, req.UA.Class, d.Rule, req.UA.Token(), req.JA4
+	p.action, p.reason, p.class, p.rule, p.token, p.ja4, p.quic = d.Action, d.Reason, req.UA.Class, d.Rule, req.UA.Token(), req.JA4, req.QUIC
 }
 
 // placeholdersVar is the request variable that holds a request's
@@ -111,7 +111,7 @@ func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Deci
 const placeholdersVar = "robots_guard.placeholders"
 
 // placeholders are the values of {http.robots_guard.action}, .reason,
-// .rule, .class and .token for one request.
+// .rule, .class, .token, .ja4 and .quic for one request.
 type placeholders struct {
 	action enforce.Action
 	reason enforce.Reason
@@ -119,6 +119,7 @@ type placeholders struct {
 	rule   *policy.Rule
 	token  string
 	ja4    string
+	quic   string
 }
 
 // lookup is the replacer's provider of the placeholders. The reason of an
@@ -148,6 +149,8 @@ func (p *placeholders) lookup(key string) (any, bool) {
 		return p.token, true
 	case "ja4":
 		return p.ja4, true
+	case "quic":
+		return p.quic, true
 	}
 	return nil, false
 }

@@ -343,6 +343,13 @@ type Handler struct {
 	// and a request from a trusted proxy has no fingerprint.
 	JA4Header string `json:"ja4_header,omitempty"`
 
+	// QUIC turns the QUIC fingerprint of each HTTP/3 connection (its
+	// transport parameters, in the decision log's quic and
+	// {http.robots_guard.quic}) "on" or "off". It needs the packet conn
+	// wrapper robots_guard_quic on the server's HTTP/3 listeners, which
+	// robots_guard adds to its server in a Caddyfile. Default: "on".
+	QUIC string `json:"quic,omitempty"`
+
 	decisions  *report.DecisionLog
 	opsLogger  *zap.Logger // reload and configuration problems, for Caddy's main log
 	serve      bool        // ServeRobots resolved
@@ -481,6 +488,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	go h.sweep(watchCtx)
 	h.fingerprintHandshakes(ctx) // tlsfingerprint.go
+	h.checkQUIC(ctx)             // quic.go
 	h.decisions = report.NewDecisionLog(watchCtx, ctx.Logger(), report.DecisionLogOptions{Zone: h.Zone, Repeats: set.logRepeats, ClientPrefix: h.engine.ClientPrefix})
 	return nil
 }
@@ -571,9 +579,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Host:      r.Host,
 		CrossSite: enforce.CrossSite(r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Referer"), r.Host),
 	}
-	var stack evidence.TLS
-	req.JA4, stack = h.requestTLS(r) // tlsfingerprint.go
-	sig := h.agents.Check(r)         // Web Bot Auth signatures, if any
+	stack := h.requestTLS(r, &req) // tlsfingerprint.go, quic.go: req.JA4, req.QUIC
+	sig := h.agents.Check(r)       // Web Bot Auth signatures, if any
 	if sig.Outcome != signature.None {
 		req.UA, req.Verdict, req.Signed = sig.Identify(h.classifier, req.UA, req.Verdict)
 	}

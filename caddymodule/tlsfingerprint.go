@@ -9,10 +9,13 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddytls"
+	"github.com/quic-go/quic-go/http3"
 	"go.uber.org/zap"
 
+	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/tlsprint"
+	"github.com/robotsguard/robotsguard/tlsprint/quicprint"
 )
 
 func init() {
@@ -73,26 +76,42 @@ func (h *Handler) fingerprintHandshakes(ctx caddy.Context) {
 	}
 }
 
-// requestTLS returns the JA4 of the client's TLS handshake and what the
-// table says of its stack: from the ja4_header of a request that comes
-// from a trusted proxy (none without that option: the connection's
-// handshake is the proxy's), else the connection's own. It allocates
-// nothing.
-func (h *Handler) requestTLS(r *http.Request) (string, evidence.TLS) {
-	if h.JA4 == "off" {
-		return "", evidence.TLS{}
-	}
+// requestTLS sets the request's JA4 and QUIC fingerprint and returns what
+// the tables say of its TLS and QUIC stacks. Behind a trusted proxy, the
+// JA4 is its ja4_header's (none without that option: the connection's
+// handshake is the proxy's), and there is no QUIC fingerprint. Over
+// HTTP/3, both come from the hello that the QUIC wrapper read for the
+// request's own connection (quic.go), which no spoofed Initial can
+// replace, when it did. It allocates nothing.
+func (h *Handler) requestTLS(r *http.Request, req *enforce.Request) evidence.TLS {
 	if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); trusted {
-		if v := r.Header[h.JA4Header]; len(v) > 0 && tlsprint.Valid(v[0]) {
-			return v[0], evidence.TLS(tlsprint.Lookup(v[0]))
+		if v := r.Header[h.JA4Header]; h.JA4 != "off" && len(v) > 0 && tlsprint.Valid(v[0]) {
+			s := tlsprint.Lookup(v[0])
+			req.JA4 = v[0]
+			return evidence.TLS{Known: s.Known, Browser: s.Browser, Family: s.Family}
 		}
-		return "", evidence.TLS{}
+		return evidence.TLS{}
 	}
 	if r.TLS == nil {
-		return "", evidence.TLS{}
+		return evidence.TLS{}
 	}
-	ja4, s := handshakes.Get(r.RemoteAddr, r.ProtoMajor == 3)
-	return ja4, evidence.TLS(s)
+	var q evidence.QUIC
+	var p *quicprint.Print
+	if r.ProtoMajor == 3 && h.QUIC != "off" {
+		a, _ := r.Context().Value(http3.RemoteAddrContextKey).(net.Addr)
+		if p = initials.Get(a); p != nil {
+			req.QUIC, q = p.String, evidence.QUIC(p.Stack)
+		}
+	}
+	var s tlsprint.Stack
+	switch {
+	case h.JA4 == "off":
+	case p != nil:
+		req.JA4, s = p.JA4, tlsprint.Lookup(p.JA4)
+	default:
+		req.JA4, s = handshakes.Get(r.RemoteAddr, r.ProtoMajor == 3)
+	}
+	return evidence.TLS{Known: s.Known, Browser: s.Browser, Family: s.Family, QUIC: q}
 }
 
 // Interface guards

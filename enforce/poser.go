@@ -76,7 +76,7 @@ func (e *Engine) Judge(req *Request, method string, h http.Header, t evidence.TL
 // evidenceHeaders are the X-Robots-Guard-Evidence values of every set of
 // findings ("tls", "sec-fetch,gecko"), made once so that a refusal formats
 // nothing.
-var evidenceHeaders = func() (s [256]string) {
+var evidenceHeaders = func() (s [evidence.All + 1]string) {
 	for i := range s {
 		s[i] = evidence.Evidence(i).String()
 	}
