@@ -26,6 +26,8 @@ type tlsSites struct {
 	decisions string
 	// access are the sites' access logs (Caddy's, JSON: status, proto).
 	access []string
+	// out is what Caddy printed (its own log).
+	out *syncBuffer
 }
 
 // tlsSiteOptions say what startTLSSites serves.
@@ -34,6 +36,7 @@ type tlsSiteOptions struct {
 	robots string // robots.txt; "" for "User-agent: *\nAllow: /\n"
 	root   string // a directory file_server serves; "" for one small page at every path
 	guard  string // more robots_guard options
+	server string // more server options (the global servers block)
 }
 
 // startTLSSites starts the sites. Each site's robots_guard has a zone of
@@ -87,6 +90,7 @@ func startTLSSites(t *testing.T, ca *tlsclients.CA, o tlsSiteOptions) *tlsSites 
 	grace_period 1s
 	servers {
 		protocols h1 h2 h3
+		%s
 	}
 	log robots_guard {
 		output file %s
@@ -94,7 +98,7 @@ func startTLSSites(t *testing.T, ca *tlsclients.CA, o tlsSiteOptions) *tlsSites 
 		include http.handlers.robots_guard
 	}
 }
-%s`, s.decisions, sites.String())
+%s`, o.server, s.decisions, sites.String())
 	cfgPath := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -103,6 +107,7 @@ func startTLSSites(t *testing.T, ca *tlsclients.CA, o tlsSiteOptions) *tlsSites 
 	cmd := exec.Command(caddyBin, "run", "--config", cfgPath, "--adapter", "caddyfile")
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
 	startProcess(t, cmd, "caddy", out, 5*time.Second)
+	s.out = out
 	// Ready when every site serves its robots.txt (which counts against no
 	// rate).
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: ca.TLSClientConfig()}, Timeout: 2 * time.Second}
