@@ -51,7 +51,18 @@ var chromeParams = []param{{8, []byte{0x40, 0x64}}, {9, []byte{0x40, 0x67}}, {0x
 // share.
 func goHello(t testing.TB, ps []param) []byte {
 	t.Helper()
-	c := tls.QUICClient(&tls.QUICConfig{TLSConfig: &tls.Config{ServerName: "localhost", NextProtos: []string{"h3"}, MinVersion: tls.VersionTLS13}})
+	return goHelloWith(t, ps, nil)
+}
+
+// goHelloCurves returns Go's hello with X25519 alone: about 300 bytes.
+func goHelloCurves(t testing.TB, ps []param) []byte {
+	t.Helper()
+	return goHelloWith(t, ps, []tls.CurveID{tls.X25519})
+}
+
+func goHelloWith(t testing.TB, ps []param, curves []tls.CurveID) []byte {
+	t.Helper()
+	c := tls.QUICClient(&tls.QUICConfig{TLSConfig: &tls.Config{ServerName: "localhost", NextProtos: []string{"h3"}, MinVersion: tls.VersionTLS13, CurvePreferences: curves}})
 	c.SetTransportParameters(encodeParams(ps))
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ type Tracker struct {
 
 	partial partials
 	stats   stats
-	now     func() time.Time
+	now     func() int64 // Unix seconds
 }
 
 // ways is the number of entries of a bucket.
@@ -100,7 +100,27 @@ func NewTracker(n int) *Tracker {
 		buckets <<= 1
 	}
 	return &Tracker{slots: make([]atomic.Pointer[entry], buckets*ways), mask: uint64(buckets - 1), seed: rand.Uint64(),
-		table: Builtin(), now: time.Now}
+		table: Builtin(), now: coarseNow}
+}
+
+// clock is a coarse clock, Unix seconds, kept by a goroutine of its own
+// from the first call of coarseNow: the time a request reads costs an
+// atomic load, where time.Now costs a system call on some systems.
+var clock struct {
+	once sync.Once
+	now  atomic.Int64
+}
+
+func coarseNow() int64 {
+	clock.once.Do(func() {
+		clock.now.Store(time.Now().Unix())
+		go func() {
+			for range time.Tick(time.Second) {
+				clock.now.Store(time.Now().Unix())
+			}
+		}()
+	})
+	return clock.now.Load()
 }
 
 // Stats returns the counts.
@@ -144,7 +164,7 @@ func (t *Tracker) Get(addr net.Addr) *Print {
 	b := t.bucket(k)
 	for i := range b {
 		if e := b[i].Load(); e != nil && e.conn == addr {
-			if now := t.now().Unix(); e.used.Load() < now {
+			if now := t.now(); e.used.Load() < now {
 				e.used.Store(now)
 			}
 			return e.print
@@ -214,7 +234,7 @@ func (t *Tracker) victim(k uint64) *atomic.Pointer[entry] {
 	b := t.bucket(k)
 	var unread, stale *atomic.Pointer[entry]
 	var seq uint64 = ^uint64(0)
-	limit := t.now().Add(-idle).Unix()
+	limit := t.now() - int64(idle/time.Second)
 	for i := range b {
 		e := b[i].Load()
 		if e == nil {
