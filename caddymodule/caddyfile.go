@@ -49,7 +49,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 	// The QUIC wrapper must be on the server's HTTP/3 listeners, which
 	// Caddy sets up before the routes: a site block's own directive can
 	// add it; one inside route, handle or a named route cannot, as those
-	// take routes only (checkQUIC then warns).
+	// take routes only, and a servers block of the global options replaces
+	// it with its own packet_conn_wrappers (checkQUIC then warns).
 	route := h.NewRoute(matcherSet, &rg)
 	if rg.QUIC != "off" && siteLevel(h) {
 		route = append(route, httpcaddyfile.ConfigValue{Class: "packet_conn_wrapper", Value: &QUICWrapper{}})

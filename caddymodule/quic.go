@@ -33,8 +33,9 @@ var wrapped sync.Map
 // It reads the Initial packets of every QUIC connection of its server's
 // HTTP/3 listeners before quic-go does, so that robots_guard can judge the
 // client's QUIC transport parameters. In a Caddyfile, robots_guard adds it
-// to its server itself; in JSON, list it in the server's
-// packet_conn_wrappers: [{"wrapper": "robots_guard_quic"}].
+// to its server itself, unless the global options have a servers block,
+// whose packet_conn_wrappers replace the site's: list it there; in JSON,
+// in the server's packet_conn_wrappers: [{"wrapper": "robots_guard_quic"}].
 type QUICWrapper struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -73,7 +74,7 @@ func (h *Handler) checkQUIC(ctx caddy.Context) {
 	if _, seen := wrapped.LoadOrStore(srv, false); !seen {
 		ctx.OnCancel(func() { wrapped.Delete(srv) })
 		h.opsLogger.Warn("this server speaks HTTP/3 without the robots_guard_quic packet conn wrapper: the QUIC transport parameters of its HTTP/3 clients are not judged; "+
-			`add it to the server: in the Caddyfile's global options, servers { packet_conn_wrappers { robots_guard_quic } }; in JSON, "packet_conn_wrappers": [{"wrapper": "robots_guard_quic"}]`,
+			`add it to the server: in the Caddyfile's global options, servers { packet_conn_wrappers { robots_guard_quic } } (a servers block replaces the wrapper robots_guard adds); in JSON, "packet_conn_wrappers": [{"wrapper": "robots_guard_quic"}]`,
 			zap.Strings("listen", srv.Listen))
 	}
 }

@@ -118,8 +118,10 @@ func TestRequestQUIC(t *testing.T) {
 
 // TestCaddyfileQUICWrapper: a robots_guard directive of a site block adds
 // the QUIC wrapper to its server's packet_conn_wrappers; "quic off" does
-// not, nor a robots_guard inside a route (where Caddy drops it: the
-// start-up warning says so), and the global option adds it by hand.
+// not, nor a robots_guard inside a route (which takes routes only), and a
+// servers block of the global options replaces it with its own (Caddy
+// 2.11.9's serveroptions.go): the start-up warning says so. The global
+// option adds it by hand.
 func TestCaddyfileQUICWrapper(t *testing.T) {
 	adapt := func(cfg string) string {
 		t.Helper()
@@ -154,6 +156,8 @@ func TestCaddyfileQUICWrapper(t *testing.T) {
 		{"quic off", "example.test {\n\trobots_guard {\n\t\tquic off\n\t}\n}\n", ""},
 		{"in a route", "example.test {\n\troute {\n\t\trobots_guard\n\t}\n}\n", ""},
 		{"global option", "{\n\tservers {\n\t\tpacket_conn_wrappers {\n\t\t\trobots_guard_quic\n\t\t}\n\t}\n}\nexample.test {\n\troute {\n\t\trobots_guard\n\t}\n}\n", one},
+		{"a servers block replaces it", "{\n\tservers {\n\t\tprotocols h1 h2 h3\n\t}\n}\nexample.test {\n\trobots_guard\n}\n", ""},
+		{"a servers block that lists it", "{\n\tservers {\n\t\tprotocols h1 h2 h3\n\t\tpacket_conn_wrappers {\n\t\t\trobots_guard_quic\n\t\t}\n\t}\n}\nexample.test {\n\trobots_guard\n}\n", one},
 	} {
 		if got := adapt(tc.cfg); got != tc.want {
 			t.Errorf("%s: packet_conn_wrappers %s, want %s", tc.name, got, tc.want)

@@ -22,11 +22,6 @@ import (
 // The end-to-end test of issue 40, part 2: the QUIC transport parameters
 // of an HTTP/3 connection are judged as its TLS hello is.
 
-// quicWrapper is the server option that puts the QUIC wrapper on the
-// servers' HTTP/3 listeners, as an operator writes it in the Caddyfile's
-// global options (a robots_guard of a site block adds it by itself).
-const quicWrapper = "packet_conn_wrappers {\n\t\t\trobots_guard_quic\n\t\t}"
-
 // TestQUIC: over HTTP/3 to the real binary, under "Crawl-delay: 1" and
 // "Disallow: /private/", quic-go's HTTP/3 client with a desktop Chrome
 // User-Agent and all of a Chrome navigation's headers (its TLS hello
@@ -46,7 +41,7 @@ func TestQUIC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sites := startTLSSites(t, ca, tlsSiteOptions{n: 3, robots: posersRobots, root: posersSite(t), server: quicWrapper})
+	sites := startTLSSites(t, ca, tlsSiteOptions{n: 3, robots: posersRobots, root: posersSite(t)})
 	if strings.Contains(sites.out.String(), "without the robots_guard_quic packet conn wrapper") {
 		t.Errorf("Caddy warns of a missing QUIC wrapper:\n%s", sites.out.String())
 	}

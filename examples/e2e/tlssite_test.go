@@ -17,7 +17,9 @@ import (
 
 // tlsSites is the real binary serving HTTPS sites (h1, h2, h3) on
 // 127.0.0.1 and ::1, their certificate from a test CA, every decision
-// logged.
+// logged. The servers block lists the QUIC wrapper, as an operator with a
+// servers block must (Caddy replaces the wrapper that robots_guard adds
+// with the block's packet_conn_wrappers).
 type tlsSites struct {
 	// urls are the sites' base URLs (https://localhost:port, no slash).
 	urls []string
@@ -36,7 +38,6 @@ type tlsSiteOptions struct {
 	robots string // robots.txt; "" for "User-agent: *\nAllow: /\n"
 	root   string // a directory file_server serves; "" for one small page at every path
 	guard  string // more robots_guard options
-	server string // more server options (the global servers block)
 }
 
 // startTLSSites starts the sites. Each site's robots_guard has a zone of
@@ -90,7 +91,9 @@ func startTLSSites(t *testing.T, ca *tlsclients.CA, o tlsSiteOptions) *tlsSites 
 	grace_period 1s
 	servers {
 		protocols h1 h2 h3
-		%s
+		packet_conn_wrappers {
+			robots_guard_quic
+		}
 	}
 	log robots_guard {
 		output file %s
@@ -98,7 +101,7 @@ func startTLSSites(t *testing.T, ca *tlsclients.CA, o tlsSiteOptions) *tlsSites 
 		include http.handlers.robots_guard
 	}
 }
-%s`, o.server, s.decisions, sites.String())
+%s`, s.decisions, sites.String())
 	cfgPath := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
