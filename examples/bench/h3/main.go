@@ -14,6 +14,7 @@
 //	unshare -n sh -c 'ip link set lo up; go run ./examples/bench/h3 -caddy /tmp/caddy'
 //
 // With -cpu, Caddy runs on that core only (taskset) and GOMAXPROCS=1.
+// With -same, both fronts are "quic off": the noise floor of the run.
 package main
 
 import (
@@ -45,6 +46,7 @@ func main() {
 	conns := flag.Int("conns", 8, "QUIC connections")
 	streams := flag.Int("streams", 4, "concurrent requests per connection")
 	cpu := flag.String("cpu", "", "pin Caddy to this core (taskset -c)")
+	same := flag.Bool("same", false, "both fronts quic off: the noise floor")
 	flag.Parse()
 	if *caddy == "" {
 		log.Fatal("-caddy: the binary to run")
@@ -62,7 +64,11 @@ func main() {
 	os.WriteFile(robots, []byte("User-agent: *\nAllow: /\n"), 0o644)
 	ports := [2]int{freePort(), freePort()}
 	var sites strings.Builder
-	for i, mode := range []string{"on", "off"} {
+	modes := []string{"on", "off"}
+	if *same {
+		modes[0] = "off"
+	}
+	for i, mode := range modes {
 		fmt.Fprintf(&sites, `https://localhost:%d {
 	bind 127.0.0.1 [::1]
 	tls %s %s
@@ -76,7 +82,7 @@ func main() {
 	}
 	respond "<!doctype html><title>h3</title><p>hello" 200
 }
-`, ports[i], ca.CertFile, ca.KeyFile, robots, mode, mode)
+`, ports[i], ca.CertFile, ca.KeyFile, robots, fmt.Sprint("front", i), mode)
 	}
 	// No global servers block: Caddy would replace the wrapper that the
 	// directive adds with the block's own packet_conn_wrappers.
@@ -98,7 +104,11 @@ func main() {
 		log.Fatal(err)
 	}
 	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
-	for i, want := range []string{"[q1_g.5.6.7.4.8.9.1.3.b.e.f]", "[]"} {
+	wants := []string{"[q1_g.5.6.7.4.8.9.1.3.b.e.f]", "[]"}
+	if *same {
+		wants[0] = "[]"
+	}
+	for i, want := range wants {
 		got := ""
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			if got, err = check(ca, ports[i]); err == nil {
