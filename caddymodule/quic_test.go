@@ -204,6 +204,7 @@ func TestIntegrationQUIC(t *testing.T) {
 https://localhost:%d {
 	tls internal
 	header >X-QUIC "[{http.robots_guard.quic}]"
+	header >X-JA4 "[{http.robots_guard.ja4}]"
 	%s
 	reverse_proxy %s
 }
@@ -247,7 +248,8 @@ https://localhost:%d {
 	if n := strings.Count(string(data), "without the robots_guard_quic packet conn wrapper"); n != 1 {
 		t.Errorf("%d warnings of the missing wrapper in Caddy's log, want 1:\n%s", n, data)
 	}
-	if resp := get(9644, "/p.html"); resp.StatusCode != 200 || resp.Header.Get("X-QUIC") != "[]" {
-		t.Errorf("without the wrapper: %d, X-QUIC %q; want 200 and no fingerprint", resp.StatusCode, resp.Header.Get("X-QUIC"))
+	// Its JA4 is still the connection's own, which the matcher read.
+	if resp := get(9644, "/p.html"); resp.StatusCode != 200 || resp.Header.Get("X-QUIC") != "[]" || !strings.HasPrefix(resp.Header.Get("X-JA4"), "[q13d") {
+		t.Errorf("without the wrapper: %d, X-QUIC %q, X-JA4 %q; want 200, no QUIC fingerprint, a QUIC JA4", resp.StatusCode, resp.Header.Get("X-QUIC"), resp.Header.Get("X-JA4"))
 	}
 }

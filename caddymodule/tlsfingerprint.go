@@ -41,9 +41,13 @@ func (JA4Matcher) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Match records the hello's JA4 and matches.
+// Match records the hello's JA4 and matches. A QUIC hello's is kept for
+// its connection too (quic.go), where its requests find it.
 func (JA4Matcher) Match(hello *tls.ClientHelloInfo) bool {
-	handshakes.Record(hello)
+	ja4 := handshakes.Record(hello)
+	if c := hello.Conn; c != nil && c.LocalAddr() != nil && c.LocalAddr().Network() == "udp" {
+		initials.PutJA4(c.RemoteAddr(), ja4)
+	}
 	return true
 }
 
@@ -80,9 +84,10 @@ func (h *Handler) fingerprintHandshakes(ctx caddy.Context) {
 // the tables say of its TLS and QUIC stacks. Behind a trusted proxy, the
 // JA4 is its ja4_header's (none without that option: the connection's
 // handshake is the proxy's), and there is no QUIC fingerprint. Over
-// HTTP/3, both come from the hello that the QUIC wrapper read for the
-// request's own connection (quic.go), which no spoofed Initial can
-// replace, when it did. It allocates nothing.
+// HTTP/3, both are those of the request's own connection (quic.go): the
+// hello the QUIC wrapper read, or without it the JA4 the matcher read,
+// which no one's spoofed Initials can replace, as they could a record by
+// address. It allocates nothing.
 func (h *Handler) requestTLS(r *http.Request, req *enforce.Request) evidence.TLS {
 	if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); trusted {
 		if v := r.Header[h.JA4Header]; h.JA4 != "off" && len(v) > 0 && tlsprint.Valid(v[0]) {
@@ -96,20 +101,19 @@ func (h *Handler) requestTLS(r *http.Request, req *enforce.Request) evidence.TLS
 		return evidence.TLS{}
 	}
 	var q evidence.QUIC
-	var p *quicprint.Print
-	if r.ProtoMajor == 3 && h.QUIC != "off" {
-		a, _ := r.Context().Value(http3.RemoteAddrContextKey).(net.Addr)
-		if p = initials.Get(a); p != nil {
-			req.QUIC, q = p.String, evidence.QUIC(p.Stack)
-		}
-	}
 	var s tlsprint.Stack
-	switch {
-	case h.JA4 == "off":
-	case p != nil:
+	var p *quicprint.Print
+	if r.ProtoMajor == 3 {
+		a, _ := r.Context().Value(http3.RemoteAddrContextKey).(net.Addr)
+		p = initials.Get(a)
+	} else if h.JA4 != "off" {
+		req.JA4, s = handshakes.Get(r.RemoteAddr, false)
+	}
+	if p != nil && h.QUIC != "off" && p.String != "" {
+		req.QUIC, q = p.String, evidence.QUIC(p.Stack)
+	}
+	if p != nil && h.JA4 != "off" {
 		req.JA4, s = p.JA4, tlsprint.Lookup(p.JA4)
-	default:
-		req.JA4, s = handshakes.Get(r.RemoteAddr, r.ProtoMajor == 3)
 	}
 	return evidence.TLS{Known: s.Known, Browser: s.Browser, Family: s.Family, QUIC: q}
 }

@@ -173,6 +173,18 @@ func (t *Tracker) Get(addr net.Addr) *Print {
 	return nil
 }
 
+// PutJA4 keeps the JA4 of a connection's hello, as a TLS handshake
+// matcher reads it, for the connection whose remote address value is addr
+// (quic-go gives the matcher the connection's own), unless the connection
+// has a fingerprint already. Without the wrapper, a request of an HTTP/3
+// connection then still finds its own hello's JA4, by the connection and
+// not by its address, which anyone's spoofed Initials share.
+func (t *Tracker) PutJA4(addr net.Addr, ja4 string) {
+	if t.Get(addr) == nil {
+		t.store(addr, &Print{JA4: ja4})
+	}
+}
+
 // initial reads one of a client's Initial packets (pkt, h its header)
 // that came with the datagram of addr.
 func (t *Tracker) initial(addr net.Addr, from netip.AddrPort, pkt []byte, h *longHeader) {

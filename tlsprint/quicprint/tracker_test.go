@@ -347,3 +347,21 @@ func TestFlood(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestPutJA4: a handshake matcher's JA4 is kept for a connection without a
+// fingerprint, and never replaces one.
+func TestPutJA4(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	tr := NewTracker(64)
+	c := receive(tr, "192.0.2.1:443", buildInitials(t, r, Version1, []byte{1, 2, 3, 4, 5, 6, 7, 8}, nil, goHello(t, quicGoParams), 2, false))
+	ja4 := tr.Get(c).JA4
+	tr.PutJA4(c, "q13d0000h3_000000000000_000000000000")
+	if p := tr.Get(c); p.JA4 != ja4 || p.String == "" {
+		t.Errorf("the matcher's JA4 replaced the wrapper's: %+v", p)
+	}
+	other := udpAddr("192.0.2.1:443")
+	tr.PutJA4(other, ja4)
+	if p := tr.Get(other); p == nil || p.JA4 != ja4 || p.String != "" || p.Stack.Known {
+		t.Errorf("the matcher's JA4 alone: %+v", p)
+	}
+}
