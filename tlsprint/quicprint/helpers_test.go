@@ -118,7 +118,14 @@ func split(r *rand.Rand, hello []byte, n int) []frag {
 // protected. pn is its packet number, sent on 4 bytes.
 func sealInitial(t testing.TB, version uint32, dcid, scid, token []byte, pn uint32, payload []byte) []byte {
 	t.Helper()
-	keys, err := clientKeys(version, dcid)
+	return sealInitialWith(t, version, dcid, dcid, scid, token, pn, payload)
+}
+
+// sealInitialWith seals with the keys of keysFrom, a client's first DCID,
+// an Initial sent to dcid.
+func sealInitialWith(t testing.TB, version uint32, keysFrom, dcid, scid, token []byte, pn uint32, payload []byte) []byte {
+	t.Helper()
+	keys, err := clientKeys(version, keysFrom)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,13 +190,15 @@ func (t *Tracker) PutJA4(addr net.Addr, ja4 string) {
 // that came with the datagram of addr.
 func (t *Tracker) initial(addr net.Addr, from netip.AddrPort, pkt []byte, h *longHeader) {
 	t.stats.initials.Add(1)
-	p, first, ok := t.partial.read(t.table, addr, from, t.connKey(h.dcid, h.scid), pkt, h)
+	p, conns, ok := t.partial.read(t.table, addr, from, t.connKey(h.dcid, h.scid), t.connKey(nil, h.scid), pkt, h)
 	switch {
 	case !ok:
 		t.stats.unread.Add(1)
 	case p != nil:
 		t.stats.hellos.Add(1)
-		t.store(first, p)
+		for _, c := range conns {
+			t.store(c, p)
+		}
 	}
 }
 
@@ -341,18 +344,28 @@ type partial struct {
 	a     *assembly
 	used  bool
 	from  netip.AddrPort
-	first net.Addr // the address value of the hello's first datagram
-	conn  uint64
+	// addrs are the address values of the hello's datagrams so far: quic-go
+	// keeps the first it accepts for the connection, the hello's first
+	// unless its receive queue was full.
+	addrs [maxDatagrams]net.Addr
+	n     int
+	conn  uint64 // the hash of the connection IDs of its first Initial
+	scid  uint64 // the hash of its Source Connection ID alone
 	keys  *initialKeys
 	seq   uint64
 }
 
+// maxDatagrams bounds the datagrams of a hello whose address values are
+// kept.
+const maxDatagrams = 4
+
 // read decrypts one Initial packet (that came from from, with the
 // address value addr) and returns the Print of its hello once the hello is
-// complete (nil while more is to come), with the address value of the
-// hello's first datagram. ok is false when the packet cannot be read: not
-// decryptable, malformed, or a hello that is not one or is too long.
-func (ps *partials) read(table *Table, addr net.Addr, from netip.AddrPort, conn uint64, pkt []byte, h *longHeader) (p *Print, first net.Addr, ok bool) {
+// complete (nil while more is to come), with the address values of the
+// hello's datagrams, for the connection. ok is false when the packet
+// cannot be read: not decryptable, malformed, or a hello that is not one
+// or is too long.
+func (ps *partials) read(table *Table, addr net.Addr, from netip.AddrPort, conn, scid uint64, pkt []byte, h *longHeader) (p *Print, conns []net.Addr, ok bool) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	var slot *partial
@@ -363,26 +376,36 @@ func (ps *partials) read(table *Table, addr net.Addr, from netip.AddrPort, conn 
 		}
 	}
 	var keys *initialKeys
+	var payload []byte
+	var err error
 	if slot != nil {
-		keys = slot.keys
-	} else {
-		var err error
-		if keys, err = ps.keys.clientKeys(h.version, h.dcid); err != nil {
-			return nil, nil, false
+		payload, err = ps.open(slot.keys, pkt, h)
+	} else if keys, err = ps.keys.clientKeys(h.version, h.dcid); err == nil {
+		if payload, err = ps.open(keys, pkt, h); err != nil {
+			// A client that took the server's connection ID before the
+			// end of its hello (the server acknowledged its first
+			// Initial): the keys are still those of its first.
+			for i := range ps.slots {
+				if s := &ps.slots[i]; s.used && s.scid == scid && s.from == from {
+					if payload, err = ps.open(s.keys, pkt, h); err == nil {
+						slot = s
+						break
+					}
+				}
+			}
 		}
 	}
-	cp := ps.buf[:0]
-	if len(pkt) > len(ps.buf) {
-		cp = make([]byte, 0, len(pkt))
-	}
-	cp = append(cp, pkt...)
-	payload, _, err := keys.open(cp, h)
 	if err != nil {
 		return nil, nil, false
 	}
-	a, first := &ps.scratch, addr
+	a, conns := &ps.scratch, []net.Addr{addr}
 	if slot != nil {
-		a, first = slot.a, slot.first
+		a = slot.a
+		if slot.n < maxDatagrams {
+			slot.addrs[slot.n] = addr
+			slot.n++
+		}
+		conns = slot.addrs[:slot.n]
 	} else {
 		a.have = [MaxHello / 64]uint64{}
 	}
@@ -397,8 +420,9 @@ func (ps *partials) read(table *Table, addr net.Addr, from netip.AddrPort, conn 
 		return nil, nil, false
 	case done:
 		p = table.fingerprint(h.version, msg)
+		conns = slices.Clone(conns)
 		ps.free(slot)
-		return p, first, p != nil
+		return p, conns, p != nil
 	}
 	if slot == nil { // keep it for the next packets
 		slot = ps.oldest()
@@ -407,9 +431,20 @@ func (ps *partials) read(table *Table, addr net.Addr, from netip.AddrPort, conn 
 		}
 		*slot.a = ps.scratch
 		ps.seq++
-		*slot = partial{a: slot.a, used: true, from: from, first: addr, conn: conn, keys: keys, seq: ps.seq}
+		*slot = partial{a: slot.a, used: true, from: from, conn: conn, scid: scid, keys: keys, seq: ps.seq, n: 1}
+		slot.addrs[0] = addr
 	}
 	return nil, nil, true
+}
+
+// open decrypts a copy of pkt with keys.
+func (ps *partials) open(keys *initialKeys, pkt []byte, h *longHeader) ([]byte, error) {
+	cp := ps.buf[:0]
+	if len(pkt) > len(ps.buf) {
+		cp = make([]byte, 0, len(pkt))
+	}
+	payload, _, err := keys.open(append(cp, pkt...), h)
+	return payload, err
 }
 
 // free empties a slot, keeping its assembly for the next.

@@ -365,3 +365,20 @@ func TestPutJA4(t *testing.T) {
 		t.Errorf("the matcher's JA4 alone: %+v", p)
 	}
 }
+
+// TestSwitchedDCID: a client whose server acknowledged its first Initial
+// before it sent the rest of its hello sends the rest to the server's
+// connection ID, protected with the keys of its first (quic-go's client
+// does, when it is slow): the hello is still read, for the connection of
+// its first datagram.
+func TestSwitchedDCID(t *testing.T) {
+	hello := goHello(t, quicGoParams)
+	dcid, scid, server := []byte{1, 2, 3, 4, 5, 6, 7, 8}, []byte{9, 9, 9, 9}, []byte{4, 4, 4, 4}
+	tr := NewTracker(64)
+	first := udpAddr("192.0.2.1:443")
+	tr.Received(sealInitial(t, Version1, dcid, scid, nil, 0, cryptoFrame(nil, frag{0, hello[:1000]})), first)
+	tr.Received(sealInitialWith(t, Version1, dcid, server, scid, nil, 1, cryptoFrame([]byte{0x02, 0, 0, 0, 0}, frag{1000, hello[1000:]})), udpAddr("192.0.2.1:443"))
+	if p := tr.Get(first); p == nil || p.Stack.Family != "quic-go" {
+		t.Fatalf("%+v; stats %+v", p, tr.Stats())
+	}
+}
