@@ -341,9 +341,9 @@ type partials struct {
 const maxPartials = 64
 
 type partial struct {
-	a     *assembly
-	used  bool
-	from  netip.AddrPort
+	a    *assembly
+	used bool
+	from netip.AddrPort
 	// addrs are the address values of the hello's datagrams so far: quic-go
 	// keeps the first it accepts for the connection, the hello's first
 	// unless its receive queue was full.
