@@ -196,8 +196,10 @@ func (t *Tracker) initial(addr net.Addr, from netip.AddrPort, pkt []byte, h *lon
 		t.stats.unread.Add(1)
 	case p != nil:
 		t.stats.hellos.Add(1)
-		for _, c := range conns {
-			t.store(c, p)
+		// The first datagram's last: the newest of the hello's entries is
+		// the last an unread one replaced.
+		for i := len(conns) - 1; i >= 0; i-- {
+			t.store(conns[i], p)
 		}
 	}
 }

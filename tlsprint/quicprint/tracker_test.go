@@ -197,7 +197,7 @@ func goJA4(t *testing.T, hello []byte) string {
 // another's.
 func TestSpoofed(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	tr := NewTracker(64)
+	tr := NewTracker(4096)
 	spoofed := func() [][]byte {
 		dcid := []byte{byte(r.Uint32()), 2, 3, 4, 5, 6, 7, 8}
 		return buildInitials(t, r, Version1, dcid, dcid[:2], goHello(t, quicGoParams), 2, false)
