@@ -71,8 +71,12 @@ func TestRequestQUIC(t *testing.T) {
 		allocs float64
 	}
 	got := make(chan seen, 4)
-	h := &Handler{}
+	on, off := &Handler{}, &Handler{QUIC: "off"}
 	srv := &http3.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := on
+		if r.URL.Path == "/off" {
+			h = off
+		}
 		var s seen
 		s.stack = h.requestTLS(r, &s.req)
 		s.v = evidence.Judge(evidence.ParseClaim(r.UserAgent()), r.Method, r.Header, s.stack, evidence.Secure)
@@ -103,7 +107,6 @@ func TestRequestQUIC(t *testing.T) {
 			t.Errorf("request %d: requestTLS over HTTP/3, %v allocations", i, s.allocs)
 		}
 	}
-	h.QUIC = "off"
 	req, _ := http.NewRequest("GET", fmt.Sprintf("https://127.0.0.1:%d/off", udp.LocalAddr().(*net.UDPAddr).Port), nil)
 	req.Header = chromeNavigation()
 	if resp, err := (&http.Client{Transport: rt, Timeout: 10 * time.Second}).Do(req); err != nil {
