@@ -179,6 +179,9 @@ func (h *Handler) check() (*settings, error) {
 	if h.JA4 != "" && h.JA4 != "on" && h.JA4 != "off" {
 		return nil, field.Errorf("ja4", "unknown mode %q (want on or off)", h.JA4)
 	}
+	if h.QUIC != "" && h.QUIC != "on" && h.QUIC != "off" {
+		return nil, field.Errorf("quic", "unknown mode %q (want on or off)", h.QUIC)
+	}
 	if h.JA4Header != "" && !httpguts.ValidHeaderFieldName(h.JA4Header) {
 		return nil, field.Errorf("ja4_header", "%q is not a header name", h.JA4Header)
 	}

@@ -347,6 +347,13 @@ type Handler struct {
 	// and a request from a trusted proxy has no fingerprint.
 	JA4Header string `json:"ja4_header,omitempty"`
 
+	// QUIC turns the QUIC fingerprint of each HTTP/3 connection (its
+	// transport parameters, in the decision log's quic and
+	// {http.robots_guard.quic}) "on" or "off". It needs the packet conn
+	// wrapper robots_guard_quic on the server's HTTP/3 listeners, which
+	// robots_guard adds to its server in a Caddyfile. Default: "on".
+	QUIC string `json:"quic,omitempty"`
+
 	decisions  *report.DecisionLog
 	opsLogger  *zap.Logger // reload and configuration problems, for Caddy's main log
 	serve      bool        // ServeRobots resolved
@@ -476,6 +483,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	go h.sweep(watchCtx)
 	h.fingerprintHandshakes(ctx) // tlsfingerprint.go
+	h.checkQUIC(ctx)             // quic.go
 	h.decisions = report.NewDecisionLog(watchCtx, ctx.Logger(), report.DecisionLogOptions{Zone: h.Zone, Repeats: set.logRepeats, ClientPrefix: h.engine.ClientPrefix})
 	return nil
 }
@@ -628,7 +636,7 @@ func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *ht
 func (h *Handler) record(r *http.Request, rd *enforce.Reading, d *enforce.Decision, snap *source.Snapshot) {
 	rec := record.New(rd, d, h.Zone, snap.Version, snap.Body)
 	h.metrics.Record(&rec)
-	h.observe(r, &rec) // admin_review.go: live statistics, placeholders
+	h.observe(r, &rec) // observe.go: live statistics, placeholders
 	if rec.Noteworthy || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
 		h.decisions.Write(&rec)
 	}

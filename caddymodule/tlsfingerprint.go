@@ -9,8 +9,10 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddytls"
+	"github.com/quic-go/quic-go/http3"
 	"go.uber.org/zap"
 
+	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/tlsprint"
 )
@@ -38,9 +40,14 @@ func (JA4Matcher) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Match records the hello's JA4 and matches.
+// Match records the hello's JA4 and its stack's family and matches. A
+// QUIC hello's are kept for its connection too (quic.go), where its
+// requests find them.
 func (JA4Matcher) Match(hello *tls.ClientHelloInfo) bool {
-	handshakes.Record(hello)
+	ja4, stack := handshakes.Record(hello)
+	if c := hello.Conn; c != nil && c.LocalAddr() != nil && c.LocalAddr().Network() == "udp" {
+		initials.PutJA4(c.RemoteAddr(), ja4, stack)
+	}
 	return true
 }
 
@@ -73,26 +80,50 @@ func (h *Handler) fingerprintHandshakes(ctx caddy.Context) {
 	}
 }
 
-// requestTLS returns the JA4 of the client's TLS handshake and what the
-// table says of its stack: from the ja4_header of a request that comes
-// from a trusted proxy (none without that option: the connection's
-// handshake is the proxy's), else the connection's own. It allocates
-// nothing.
-func (h *Handler) requestTLS(r *http.Request) (string, evidence.TLS) {
-	if h.JA4 == "off" {
-		return "", evidence.TLS{}
-	}
+// requestTLS sets the facts' JA4 and QUIC fingerprint and what the tables
+// say of the TLS and QUIC stacks (f.TLS). Behind a trusted proxy, the JA4
+// is its ja4_header's, looked up in the exact table (none without that
+// option: the connection's handshake is the proxy's), and there is no
+// QUIC fingerprint. Over HTTP/1.1 and HTTP/2 the JA4 and family are those
+// the matcher recorded for the connection's address and port. Over
+// HTTP/3, all are those of the request's own connection (quic.go): the
+// hello the QUIC wrapper read, or without it the JA4 and family the
+// matcher read, which no one's spoofed Initials can replace, as they
+// could a record by address. It allocates nothing.
+func (h *Handler) requestTLS(r *http.Request, f *enforce.Facts) {
 	if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); trusted {
-		if v := r.Header[h.JA4Header]; len(v) > 0 && tlsprint.Valid(v[0]) {
-			return v[0], evidence.TLS(tlsprint.Lookup(v[0]))
+		if v := r.Header[h.JA4Header]; h.JA4 != "off" && len(v) > 0 && tlsprint.Valid(v[0]) {
+			f.JA4, f.TLS = v[0], stackTLS(tlsprint.Lookup(v[0]))
 		}
-		return "", evidence.TLS{}
+		return
 	}
 	if r.TLS == nil {
-		return "", evidence.TLS{}
+		return
 	}
-	ja4, s := handshakes.Get(r.RemoteAddr, r.ProtoMajor == 3)
-	return ja4, evidence.TLS(s)
+	if r.ProtoMajor != 3 {
+		if h.JA4 != "off" {
+			var s tlsprint.Stack
+			f.JA4, s = handshakes.Get(r.RemoteAddr, false)
+			f.TLS = stackTLS(s)
+		}
+		return
+	}
+	a, _ := r.Context().Value(http3.RemoteAddrContextKey).(net.Addr)
+	p := initials.Get(a)
+	if p == nil {
+		return
+	}
+	if h.JA4 != "off" {
+		f.JA4, f.TLS = p.JA4, stackTLS(p.TLS)
+	}
+	if h.QUIC != "off" && p.String != "" {
+		f.QUIC, f.TLS.QUIC = p.String, evidence.QUIC(p.Stack)
+	}
+}
+
+// stackTLS is what the TLS table says of a stack, as evidence reads it.
+func stackTLS(s tlsprint.Stack) evidence.TLS {
+	return evidence.TLS{Known: s.Known, Browser: s.Browser, Family: s.Family}
 }
 
 // Interface guards

@@ -329,7 +329,8 @@ func (ck *Checker) request(ua, rawURL string) (*http.Request, enforce.Facts) {
 		f.Origin = evidence.Secure
 	}
 	if ck.JA4 != "" {
-		f.JA4, f.TLS = ck.JA4, evidence.TLS(tlsprint.Lookup(ck.JA4))
+		s := tlsprint.Lookup(ck.JA4)
+		f.JA4, f.TLS = ck.JA4, evidence.TLS{Known: s.Known, Browser: s.Browser, Family: s.Family}
 	}
 	return r, f
 }

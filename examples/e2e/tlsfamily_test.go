@@ -69,7 +69,8 @@ func (b familyBrowser) name() string {
 // pages back to back: with no browser headers (tls,sec-fetch), and with
 // every header of a real Chromium navigation copied (tls alone: its family
 // says Go). quic-go over HTTP/3 with the same headers is caught alike (Go's
-// crypto/tls under QUIC). Real Chromium and Firefox ESR, headless, load a
+// crypto/tls under QUIC, the family the QUIC wrapper reads of its
+// connection's own hello; quic-go's transport parameters too: tls,quic). Real Chromium and Firefox ESR, headless, load a
 // page with 12 images and a style sheet, pages in quick succession and the
 // disallowed pages: over HTTP/1.1 with their own User-Agents (with a
 // reload and a step back), and over h1, h2 and h3 with the other engine's
@@ -90,7 +91,7 @@ func TestTLSFamily(t *testing.T) {
 		{"go, chrome's ciphers", "h2", poserChrome, nil, "tls,sec-fetch"},
 		{"go, chrome's ciphers and headers", "h1", navUA, navHeader, "tls"},
 		{"go, chrome's ciphers and headers", "h2", navUA, navHeader, "tls"},
-		{"quic-go, chrome's headers", "h3", navUA, navHeader, "tls"},
+		{"quic-go, chrome's headers", "h3", navUA, navHeader, "tls,quic"},
 	}
 	browsers := []familyBrowser{
 		{"chromium", "h1", "", true},
