@@ -355,8 +355,9 @@ type Handler struct {
 	QUIC string `json:"quic,omitempty"`
 
 	decisions  *report.DecisionLog
-	opsLogger  *zap.Logger // reload and configuration problems, for Caddy's main log
-	serve      bool        // ServeRobots resolved
+	opsLogger  *zap.Logger          // reload and configuration problems, for Caddy's main log
+	serve      bool                 // ServeRobots resolved
+	prints     enforce.Fingerprints // ja4, ja4_header and quic resolved
 	engine     *enforce.Engine
 	reader     *enforce.Reader // the one reading of a request (enforce.Reader.Read)
 	classifier *uaclass.Classifier
@@ -481,7 +482,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	} else if h.source, err = source.OpenFile(watchCtx, h.Robots, h.sourceOptions()); err != nil {
 		return err // a file: loaded, watched and polled
 	}
-	go h.sweep(watchCtx)
+	var fleet enforce.Fleet // the Redis store's counts, if any
+	if h.fleet != nil {
+		fleet = h.fleet
+	}
+	go h.shared.store.SweepEvery(watchCtx, time.Minute, fleet, func(tracked, blocked int) { h.metrics.SetTracked(h.Zone, tracked, blocked) })
 	h.fingerprintHandshakes(ctx) // tlsfingerprint.go
 	h.checkQUIC(ctx)             // quic.go
 	h.decisions = report.NewDecisionLog(watchCtx, ctx.Logger(), report.DecisionLogOptions{Zone: h.Zone, Repeats: set.logRepeats, ClientPrefix: h.engine.ClientPrefix})
@@ -531,32 +536,6 @@ func (h *Handler) Cleanup() error {
 		return err
 	}
 	return nil
-}
-
-// sweep drops expired clients and updates the tracked- and
-// blocked-clients gauges.
-func (h *Handler) sweep(ctx context.Context) {
-	update := func(now time.Time) {
-		_, blocked := h.shared.store.Sweep(now)
-		tracked := h.shared.store.Len()
-		if h.fleet != nil && h.fleet.Up() {
-			if t, b, err := h.fleet.Counts(now); err == nil {
-				tracked, blocked = t, b
-			}
-		}
-		h.metrics.SetTracked(h.Zone, tracked, blocked)
-	}
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
-	update(time.Now())
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			update(now)
-		}
-	}
 }
 
 // ServeHTTP reads the request (enforce.Reader.Read, with the facts only

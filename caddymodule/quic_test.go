@@ -71,7 +71,7 @@ func TestRequestQUIC(t *testing.T) {
 		allocs float64
 	}
 	got := make(chan seen, 4)
-	on, off := &Handler{}, &Handler{QUIC: "off"}
+	on, off := &Handler{}, &Handler{prints: enforce.Fingerprints{NoQUIC: true}}
 	srv := &http3.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := on
 		if r.URL.Path == "/off" {

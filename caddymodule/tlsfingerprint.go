@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/robotsguard/robotsguard/enforce"
-	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/tlsprint"
 )
 
@@ -80,50 +79,26 @@ func (h *Handler) fingerprintHandshakes(ctx caddy.Context) {
 	}
 }
 
-// requestTLS sets the facts' JA4 and QUIC fingerprint and what the tables
-// say of the TLS and QUIC stacks (f.TLS). Behind a trusted proxy, the JA4
-// is its ja4_header's, looked up in the exact table (none without that
-// option: the connection's handshake is the proxy's), and there is no
-// QUIC fingerprint. Over HTTP/1.1 and HTTP/2 the JA4 and family are those
-// the matcher recorded for the connection's address and port. Over
-// HTTP/3, all are those of the request's own connection (quic.go): the
-// hello the QUIC wrapper read, or without it the JA4 and family the
-// matcher read, which no one's spoofed Initials can replace, as they
-// could a record by address. It allocates nothing.
+// requestTLS sets the facts' fingerprints (enforce.Fingerprints) from
+// where Caddy found them. Behind a trusted proxy, from its ja4_header
+// (none without that option: the connection's handshake is the proxy's).
+// Over HTTP/1.1 and HTTP/2, from what the matcher recorded for the
+// connection's address and port. Over HTTP/3, from the request's own
+// connection (quic.go): the hello the QUIC wrapper read, or without it
+// the JA4 and family the matcher read, which no one's spoofed Initials can
+// replace, as they could a record by address. It allocates nothing.
 func (h *Handler) requestTLS(r *http.Request, f *enforce.Facts) {
-	if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); trusted {
-		if v := r.Header[h.JA4Header]; h.JA4 != "off" && len(v) > 0 && tlsprint.Valid(v[0]) {
-			f.JA4, f.TLS = v[0], stackTLS(tlsprint.Lookup(v[0]))
-		}
-		return
+	switch trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); {
+	case trusted:
+		h.prints.Proxied(f, r.Header)
+	case r.TLS == nil:
+	case r.ProtoMajor == 3:
+		a, _ := r.Context().Value(http3.RemoteAddrContextKey).(net.Addr)
+		h.prints.QUICConn(f, initials.Get(a))
+	default:
+		ja4, s := handshakes.Get(r.RemoteAddr, false)
+		h.prints.Conn(f, ja4, s)
 	}
-	if r.TLS == nil {
-		return
-	}
-	if r.ProtoMajor != 3 {
-		if h.JA4 != "off" {
-			var s tlsprint.Stack
-			f.JA4, s = handshakes.Get(r.RemoteAddr, false)
-			f.TLS = stackTLS(s)
-		}
-		return
-	}
-	a, _ := r.Context().Value(http3.RemoteAddrContextKey).(net.Addr)
-	p := initials.Get(a)
-	if p == nil {
-		return
-	}
-	if h.JA4 != "off" {
-		f.JA4, f.TLS = p.JA4, stackTLS(p.TLS)
-	}
-	if h.QUIC != "off" && p.String != "" {
-		f.QUIC, f.TLS.QUIC = p.String, evidence.QUIC(p.Stack)
-	}
-}
-
-// stackTLS is what the TLS table says of a stack, as evidence reads it.
-func stackTLS(s tlsprint.Stack) evidence.TLS {
-	return evidence.TLS{Known: s.Known, Browser: s.Browser, Family: s.Family}
 }
 
 // Interface guards

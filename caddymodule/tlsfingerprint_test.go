@@ -196,7 +196,7 @@ func TestRequestTLSAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() { h.requestTLS(r, &f) }); n != 0 {
 		t.Errorf("requestTLS: %v allocations", n)
 	}
-	h.JA4, f = "off", enforce.Facts{}
+	h.prints.NoJA4, f = true, enforce.Facts{}
 	if h.requestTLS(r, &f); f.JA4 != "" {
 		t.Errorf("ja4 off: %q", f.JA4)
 	}

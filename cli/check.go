@@ -328,10 +328,7 @@ func (ck *Checker) request(ua, rawURL string) (*http.Request, enforce.Facts) {
 		// plain HTTP (where browsers send no Fetch Metadata).
 		f.Origin = evidence.Secure
 	}
-	if ck.JA4 != "" {
-		s := tlsprint.Lookup(ck.JA4)
-		f.JA4, f.TLS = ck.JA4, evidence.TLS{Known: s.Known, Browser: s.Browser, Family: s.Family}
-	}
+	enforce.Fingerprints{}.Given(&f, ck.JA4)
 	return r, f
 }
 
