@@ -11,9 +11,10 @@ import (
 
 // TestArchitecture checks the layout the README describes with "go list":
 // only caddymodule, the example Caddy main and this root package depend on
-// Caddy, directly or not, tests included; policy, evidence and tlsprint use the
-// standard library only (and internal/sfv, the one structured-field
-// scanner, which does too); and dependencies point one way: caddymodule ->
+// Caddy, directly or not, tests included; policy, evidence, tlsprint,
+// tlsprint/quicprint and internal/sfv (the one structured-field scanner)
+// use the standard library only, besides each other (quicprint reads its
+// hellos with tlsprint); and dependencies point one way: caddymodule ->
 // {report, review, metrics} -> record -> enforce -> {policy, uaclass,
 // signature}, and nothing below caddymodule imports it.
 func TestArchitecture(t *testing.T) {
@@ -38,11 +39,11 @@ func TestArchitecture(t *testing.T) {
 	if !usesCaddy(code[mod+"/caddymodule"].deps) {
 		t.Error("caddymodule does not depend on Caddy: go list's answer is not what this test expects")
 	}
-	// These use the standard library only, and the module's one
-	// structured-field scanner, which does too.
-	for _, pkg := range []string{"/policy", "/evidence", "/tlsprint", "/internal/sfv"} {
+	// These use the standard library only, and each other.
+	stdOnly := []string{"/policy", "/evidence", "/tlsprint", "/tlsprint/quicprint", "/internal/sfv"}
+	for _, pkg := range stdOnly {
 		for _, d := range code[mod+pkg].deps {
-			if first, _, _ := strings.Cut(d, "/"); strings.Contains(first, ".") && d != mod+"/internal/sfv" {
+			if first, _, _ := strings.Cut(d, "/"); strings.Contains(first, ".") && !slices.Contains(stdOnly, strings.TrimPrefix(d, mod)) {
 				t.Errorf("%s depends on %s; it uses the standard library only", pkg[1:], d)
 			}
 		}

@@ -46,7 +46,28 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 	if err := rg.UnmarshalCaddyfile(h.Dispenser); err != nil {
 		return nil, err
 	}
-	return h.NewRoute(matcherSet, &rg), nil
+	// The QUIC wrapper must be on the server's HTTP/3 listeners, which
+	// Caddy sets up before the routes: a site block's own directive can
+	// add it; one inside route, handle or a named route cannot, as those
+	// take routes only, and a servers block of the global options replaces
+	// it with its own packet_conn_wrappers (checkQUIC then warns).
+	route := h.NewRoute(matcherSet, &rg)
+	if rg.QUIC != "off" && siteLevel(h) {
+		route = append(route, httpcaddyfile.ConfigValue{Class: "packet_conn_wrapper", Value: &QUICWrapper{}})
+	}
+	return route, nil
+}
+
+// siteLevel reports a directive of a site block itself: Caddy gives those
+// the block's state as their block state, and a nested block's directives
+// a copy of it.
+func siteLevel(h httpcaddyfile.Helper) bool {
+	if h.BlockState == nil || h.IsNamedRoute() {
+		return false
+	}
+	h.BlockState["robots_guard.site_level"] = true
+	defer delete(h.BlockState, "robots_guard.site_level")
+	return h.State["robots_guard.site_level"] == true
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
@@ -119,6 +140,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 //	    canonical_redirect_humans
 //	    ja4              on|off
 //	    ja4_header       <header>
+//	    quic             on|off
 //	}
 //
 // The parser reads syntax only: the number of arguments, durations, sizes
@@ -432,6 +454,7 @@ var caddyfileOptions = map[string]caddyfileOption{
 	"canonical_redirect_humans": fieldOption("canonical_redirect_humans", func(h *Handler) *bool { return &h.CanonicalRedirectHumans }),
 	"ja4":                       fieldOption("ja4", func(h *Handler) *string { return &h.JA4 }),
 	"ja4_header":                fieldOption("ja4_header", func(h *Handler) *string { return &h.JA4Header }),
+	"quic":                      fieldOption("quic", func(h *Handler) *string { return &h.QUIC }),
 }
 
 // verifyOptions are the options of the verify block.

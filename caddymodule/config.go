@@ -2,11 +2,9 @@ package caddymodule
 
 import (
 	"fmt"
-	"net/textproto"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"golang.org/x/net/http/httpguts"
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/internal/field"
@@ -174,13 +172,10 @@ func (h *Handler) check() (*settings, error) {
 	default:
 		return nil, field.Errorf("canonical", "unknown mode %q (want redirect, header or off)", h.Canonical)
 	}
-	if h.JA4 != "" && h.JA4 != "on" && h.JA4 != "off" {
-		return nil, field.Errorf("ja4", "unknown mode %q (want on or off)", h.JA4)
+	if h.prints, err = (enforce.FingerprintSettings{JA4: h.JA4, QUIC: h.QUIC, Header: h.JA4Header}).Check(); err != nil {
+		return nil, err
 	}
-	if h.JA4Header != "" && !httpguts.ValidHeaderFieldName(h.JA4Header) {
-		return nil, field.Errorf("ja4_header", "%q is not a header name", h.JA4Header)
-	}
-	h.JA4Header = textproto.CanonicalMIMEHeaderKey(h.JA4Header)
+	h.JA4Header = h.prints.Header
 	if err := field.Floors(h, field.DurationFloors); err != nil {
 		return nil, err
 	}

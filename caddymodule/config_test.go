@@ -232,6 +232,7 @@ func TestConfigErrors(t *testing.T) {
 		{"canonical always", `robots_guard: canonical: unknown mode "always" (want redirect, header or off), at Testfile:2`, `"canonical": "always"`, `robots_guard: canonical: unknown mode "always" (want redirect, header or off)`},
 		{"canonical_redirect_humans please", "robots_guard: canonical_redirect_humans: takes no arguments, got 'please', at Testfile:2", "", ""},
 		{"ja4 maybe", `robots_guard: ja4: unknown mode "maybe" (want on or off), at Testfile:2`, `"ja4": "maybe"`, `robots_guard: ja4: unknown mode "maybe" (want on or off)`},
+		{"quic maybe", `robots_guard: quic: unknown mode "maybe" (want on or off), at Testfile:2`, `"quic": "maybe"`, `robots_guard: quic: unknown mode "maybe" (want on or off)`},
 		{"ja4_header \"X JA4\"", `robots_guard: ja4_header: "X JA4" is not a header name, at Testfile:2`, `"ja4_header": "X JA4"`, `robots_guard: ja4_header: "X JA4" is not a header name`},
 	} {
 		covered[strings.Fields(tc.caddyfile + " -")[0]] = true

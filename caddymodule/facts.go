@@ -14,7 +14,8 @@ import (
 // facts returns what only Caddy knows of r (enforce.Facts), which
 // enforce.Reader.Read reads the request with: the client IP after
 // trusted_proxies, the target as the client sent it, the scheme and how
-// the client saw the site, and the TLS fingerprint (tlsfingerprint.go).
+// the client saw the site, and the TLS and QUIC fingerprints
+// (tlsfingerprint.go, quic.go).
 //
 // The origin is HTTPS when Caddy terminated TLS; plain HTTP otherwise,
 // even to a Host of localhost, which a proxy in front may send for a
@@ -25,7 +26,7 @@ func (h *Handler) facts(r *http.Request) enforce.Facts {
 	if r.TLS != nil {
 		f.Scheme, f.Origin = "https", evidence.Secure
 	}
-	f.JA4, f.TLS = h.requestTLS(r)
+	h.requestTLS(r, &f)
 	return f
 }
 

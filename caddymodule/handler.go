@@ -350,9 +350,17 @@ type Handler struct {
 	// and a request from a trusted proxy has no fingerprint.
 	JA4Header string `json:"ja4_header,omitempty"`
 
+	// QUIC turns the QUIC fingerprint of each HTTP/3 connection (its
+	// transport parameters, in the decision log's quic and
+	// {http.robots_guard.quic}) "on" or "off". It needs the packet conn
+	// wrapper robots_guard_quic on the server's HTTP/3 listeners, which
+	// robots_guard adds to its server in a Caddyfile. Default: "on".
+	QUIC string `json:"quic,omitempty"`
+
 	decisions  *report.DecisionLog
-	opsLogger  *zap.Logger // reload and configuration problems, for Caddy's main log
-	serve      bool        // ServeRobots resolved
+	opsLogger  *zap.Logger          // reload and configuration problems, for Caddy's main log
+	serve      bool                 // ServeRobots resolved
+	prints     enforce.Fingerprints // ja4, ja4_header and quic resolved
 	engine     *enforce.Engine
 	reader     *enforce.Reader // the one reading of a request (enforce.Reader.Read)
 	classifier *uaclass.Classifier
@@ -482,8 +490,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	} else if h.source, err = source.OpenFile(watchCtx, h.Robots, h.sourceOptions()); err != nil {
 		return err // a file: loaded, watched and polled
 	}
-	go h.sweep(watchCtx)
+	var fleet enforce.Fleet // the Redis store's counts, if any
+	if h.fleet != nil {
+		fleet = h.fleet
+	}
+	go h.shared.store.SweepEvery(watchCtx, time.Minute, fleet, func(tracked, blocked int) { h.metrics.SetTracked(h.Zone, tracked, blocked) })
 	h.fingerprintHandshakes(ctx) // tlsfingerprint.go
+	h.checkQUIC(ctx)             // quic.go
 	h.decisions = report.NewDecisionLog(watchCtx, ctx.Logger(), report.DecisionLogOptions{Zone: h.Zone, Repeats: set.logRepeats, ClientPrefix: h.engine.ClientPrefix})
 	return nil
 }
@@ -531,32 +544,6 @@ func (h *Handler) Cleanup() error {
 		return err
 	}
 	return nil
-}
-
-// sweep drops expired clients and updates the tracked- and
-// blocked-clients gauges.
-func (h *Handler) sweep(ctx context.Context) {
-	update := func(now time.Time) {
-		_, blocked := h.shared.store.Sweep(now)
-		tracked := h.shared.store.Len()
-		if h.fleet != nil && h.fleet.Up() {
-			if t, b, err := h.fleet.Counts(now); err == nil {
-				tracked, blocked = t, b
-			}
-		}
-		h.metrics.SetTracked(h.Zone, tracked, blocked)
-	}
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
-	update(time.Now())
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			update(now)
-		}
-	}
 }
 
 // ServeHTTP reads the request (enforce.Reader.Read, with the facts only
@@ -641,7 +628,7 @@ func (h *Handler) record(r *http.Request, rd *enforce.Reading, d *enforce.Decisi
 	}
 	h.metrics.Record(&rec)
 	h.siteCount.Count(rec.Action)
-	h.observe(r, &rec) // admin_review.go: live statistics, placeholders
+	h.observe(r, &rec) // observe.go: live statistics, placeholders
 	if rec.Noteworthy || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
 		h.decisions.Write(&rec)
 	}

@@ -11,7 +11,7 @@ import (
 
 // observe counts a decision's record in the zone's live statistics and
 // sets the placeholders {http.robots_guard.action}, .reason, .rule,
-// .class, .token and .ja4 (record.Placeholders) for access logs and
+// .class, .token, .ja4 and .quic (record.Placeholders) for access logs and
 // handle_errors routes. The statistics do not allocate for a bot already
 // tracked; the placeholders take two small allocations per request (see
 // BenchmarkObserve).

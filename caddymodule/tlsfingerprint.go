@@ -9,9 +9,10 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddytls"
+	"github.com/quic-go/quic-go/http3"
 	"go.uber.org/zap"
 
-	"github.com/robotsguard/robotsguard/evidence"
+	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/tlsprint"
 )
 
@@ -38,9 +39,14 @@ func (JA4Matcher) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Match records the hello's JA4 and matches.
+// Match records the hello's JA4 and its stack's family and matches. A
+// QUIC hello's are kept for its connection too (quic.go), where its
+// requests find them.
 func (JA4Matcher) Match(hello *tls.ClientHelloInfo) bool {
-	handshakes.Record(hello)
+	ja4, stack := handshakes.Record(hello)
+	if c := hello.Conn; c != nil && c.LocalAddr() != nil && c.LocalAddr().Network() == "udp" {
+		initials.PutJA4(c.RemoteAddr(), ja4, stack)
+	}
 	return true
 }
 
@@ -73,26 +79,26 @@ func (h *Handler) fingerprintHandshakes(ctx caddy.Context) {
 	}
 }
 
-// requestTLS returns the JA4 of the client's TLS handshake and what the
-// table says of its stack: from the ja4_header of a request that comes
-// from a trusted proxy (none without that option: the connection's
-// handshake is the proxy's), else the connection's own. It allocates
-// nothing.
-func (h *Handler) requestTLS(r *http.Request) (string, evidence.TLS) {
-	if h.JA4 == "off" {
-		return "", evidence.TLS{}
+// requestTLS sets the facts' fingerprints (enforce.Fingerprints) from
+// where Caddy found them. Behind a trusted proxy, from its ja4_header
+// (none without that option: the connection's handshake is the proxy's).
+// Over HTTP/1.1 and HTTP/2, from what the matcher recorded for the
+// connection's address and port. Over HTTP/3, from the request's own
+// connection (quic.go): the hello the QUIC wrapper read, or without it
+// the JA4 and family the matcher read, which no one's spoofed Initials can
+// replace, as they could a record by address. It allocates nothing.
+func (h *Handler) requestTLS(r *http.Request, f *enforce.Facts) {
+	switch trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); {
+	case trusted:
+		h.prints.Proxied(f, r.Header)
+	case r.TLS == nil:
+	case r.ProtoMajor == 3:
+		a, _ := r.Context().Value(http3.RemoteAddrContextKey).(net.Addr)
+		h.prints.QUICConn(f, initials.Get(a))
+	default:
+		ja4, s := handshakes.Get(r.RemoteAddr, false)
+		h.prints.Conn(f, ja4, s)
 	}
-	if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); trusted {
-		if v := r.Header[h.JA4Header]; len(v) > 0 && tlsprint.Valid(v[0]) {
-			return v[0], evidence.TLS(tlsprint.Lookup(v[0]))
-		}
-		return "", evidence.TLS{}
-	}
-	if r.TLS == nil {
-		return "", evidence.TLS{}
-	}
-	ja4, s := handshakes.Get(r.RemoteAddr, r.ProtoMajor == 3)
-	return ja4, evidence.TLS(s)
 }
 
 // Interface guards

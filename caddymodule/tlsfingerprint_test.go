@@ -19,6 +19,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/tlsprint"
 )
@@ -188,15 +189,16 @@ func TestRequestTLSAllocs(t *testing.T) {
 	r := httptest.NewRequest("GET", "https://example.test/", nil)
 	r.RemoteAddr = "192.0.2.7:40000"
 	handshakes.Record(&tls.ClientHelloInfo{Conn: fakeConn{"192.0.2.7:40000"}, SupportedVersions: []uint16{tls.VersionTLS13}, CipherSuites: []uint16{tls.TLS_AES_128_GCM_SHA256}})
-	if ja4, _ := h.requestTLS(r); !tlsprint.Valid(ja4) {
-		t.Fatalf("requestTLS: %q, want the recorded JA4", ja4)
+	var f enforce.Facts
+	if h.requestTLS(r, &f); !tlsprint.Valid(f.JA4) {
+		t.Fatalf("requestTLS: %q, want the recorded JA4", f.JA4)
 	}
-	if n := testing.AllocsPerRun(1000, func() { h.requestTLS(r) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { h.requestTLS(r, &f) }); n != 0 {
 		t.Errorf("requestTLS: %v allocations", n)
 	}
-	h.JA4 = "off"
-	if ja4, _ := h.requestTLS(r); ja4 != "" {
-		t.Errorf("ja4 off: %q", ja4)
+	h.prints.NoJA4, f = true, enforce.Facts{}
+	if h.requestTLS(r, &f); f.JA4 != "" {
+		t.Errorf("ja4 off: %q", f.JA4)
 	}
 }
 
@@ -222,8 +224,9 @@ func BenchmarkRequestTLS(b *testing.B) {
 	r := httptest.NewRequest("GET", "https://example.test/", nil)
 	r.RemoteAddr = "192.0.2.8:40000"
 	handshakes.Record(&tls.ClientHelloInfo{Conn: fakeConn{"192.0.2.8:40000"}, SupportedVersions: []uint16{tls.VersionTLS13}, CipherSuites: []uint16{tls.TLS_AES_128_GCM_SHA256}})
+	var f enforce.Facts
 	b.ReportAllocs()
 	for b.Loop() {
-		h.requestTLS(r)
+		h.requestTLS(r, &f)
 	}
 }

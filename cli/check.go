@@ -332,9 +332,7 @@ func (ck *Checker) request(ua, rawURL string) (*http.Request, enforce.Facts) {
 		// plain HTTP (where browsers send no Fetch Metadata).
 		f.Origin = evidence.Secure
 	}
-	if ck.JA4 != "" {
-		f.JA4, f.TLS = ck.JA4, evidence.TLS(tlsprint.Lookup(ck.JA4))
-	}
+	enforce.Fingerprints{}.Given(&f, ck.JA4)
 	return r, f
 }
 

@@ -159,6 +159,9 @@ type Request struct {
 	Dest, Accept string
 	// JA4 is the JA4 fingerprint of the request's TLS handshake, or "".
 	JA4 string
+	// QUIC is the fingerprint of the transport parameters of an HTTP/3
+	// request's connection (tlsprint/quicprint), or "".
+	QUIC string
 	// Evidence is what [Engine.Judge] found against a browser's claim: a
 	// poser's decisive evidence (UA.Class is then uaclass.Poser), or a
 	// mismatch that changed nothing.

@@ -41,7 +41,8 @@ func ParsePoserMode(s string) (PoserMode, error) {
 // Judge holds a browser's claim (ua.Claim) to how the request speaks
 // (evidence.Judge): ja4 is the fingerprint of its TLS handshake, method
 // and h its method and headers, t what the TLS fingerprint table says of
-// its handshake, o how the client saw the site. It returns what it found,
+// its handshake (over HTTP/3, and what the QUIC table says of its
+// transport parameters), o how the client saw the site. It returns what it found,
 // for logs and metrics (Request.Evidence), and whether that makes the
 // client a poser: decisive evidence with posers "enforce". [Reader.Read]
 // then reads the client as class uaclass.Poser, with no product token and
@@ -71,7 +72,7 @@ func (e *Engine) Judge(ua *uaclass.Result, ja4, method string, h http.Header, t 
 // evidenceHeaders are the X-Robots-Guard-Evidence values of every set of
 // findings ("tls", "sec-fetch,gecko"), made once so that a refusal formats
 // nothing.
-var evidenceHeaders = func() (s [256]string) {
+var evidenceHeaders = func() (s [evidence.All + 1]string) {
 	for i := range s {
 		s[i] = evidence.Evidence(i).String()
 	}

@@ -36,6 +36,12 @@ type Facts struct {
 	// unknown (no TLS, or a proxy in front), which is no evidence.
 	JA4 string
 	TLS evidence.TLS
+	// QUIC is the fingerprint of the transport parameters of an HTTP/3
+	// request's connection (tlsprint/quicprint), and TLS.QUIC what the
+	// QUIC table says of its stack; "" and the zero evidence.QUIC when
+	// unknown (not HTTP/3, the QUIC wrapper not on the listener, a proxy
+	// in front), which is no evidence.
+	QUIC string
 	// Framing is the fingerprint of how the connection frames HTTP/2 or
 	// HTTP/1.1 (issue 40's listener wrapper, looked up by the request's
 	// RemoteAddr as the TLS handshakes are); "" when unknown, which is no
@@ -101,7 +107,7 @@ type Reading struct {
 //     or fails, makes its outcome part of who is asking
 //     (signature.Result.Identify): the class, the verdict, Signed.
 //  3. Evidence judgement: a browser's claim held to how the request
-//     speaks ([Engine.Judge]: headers, TLS, origin); decisive evidence
+//     speaks ([Engine.Judge]: headers, TLS, QUIC, origin); decisive evidence
 //     makes the client a poser, with no tokens and no browser's
 //     allowance. BrowserLike and CrossSite follow from the class it ends
 //     with (a poser's request is no browser's fetch for another site).
@@ -173,6 +179,7 @@ func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading
 			Dest:        r.Header.Get("Sec-Fetch-Dest"),
 			Accept:      r.Header.Get("Accept"),
 			JA4:         f.JA4,
+			QUIC:        f.QUIC,
 			Evidence:    judged,
 		},
 		UserAgent:    ua,

@@ -95,3 +95,42 @@ func TestReadNoAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestReadQUIC: an HTTP/3 request's QUIC fingerprint is read once, from
+// the facts, into the Request and its evidence: quic-go's transport
+// parameters make a poser of a Chrome navigation whose headers are
+// Chrome's own, even under Chromium's TLS family ("quic"); Firefox's
+// are a mismatch that changes nothing ("quic-family"); Chromium's own
+// and an unknown stack are no evidence; the fingerprint is kept in all.
+func TestReadQUIC(t *testing.T) {
+	e := newEngine(t, Config{}, newClock())
+	h := http.Header{"User-Agent": {chromeUA}, "Accept": {"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"},
+		"Sec-Fetch-Site": {"none"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-User": {"?1"}, "Sec-Fetch-Dest": {"document"},
+		"Sec-Ch-Ua": {`"Chromium";v="156", "Not-A.Brand";v="24", "Google Chrome";v="156"`}, "Sec-Ch-Ua-Mobile": {"?0"}, "Sec-Ch-Ua-Platform": {`"Windows"`}}
+	chromium := evidence.TLS{Known: true, Browser: true, Family: "chromium"}
+	for _, tc := range []struct {
+		name  string
+		quic  evidence.QUIC
+		class uaclass.Class
+		want  evidence.Evidence
+	}{
+		{"quic-go", evidence.QUIC{Known: true, Family: "quic-go"}, uaclass.Poser, evidence.QUICStack},
+		{"firefox", evidence.QUIC{Known: true, Browser: true, Family: "firefox"}, uaclass.Browser, evidence.QUICFamily},
+		{"chromium", evidence.QUIC{Known: true, Browser: true, Family: "chromium"}, uaclass.Browser, 0},
+		{"unknown", evidence.QUIC{}, uaclass.Browser, 0},
+	} {
+		tls := chromium
+		tls.QUIC = tc.quic
+		rd := Reader{Classifier: classifier, Engine: e}
+		var out Reading
+		f := &Facts{ClientIP: netip.MustParseAddr("192.0.2.30"), URI: "/a", Scheme: "https", Origin: evidence.Secure,
+			JA4: "q13d0312h3_55b375c5d22e_178839b6cec1", TLS: tls, QUIC: "q1_" + tc.name}
+		if err := rd.Read(&http.Request{Method: "GET", Header: h, Host: "example.com"}, f, nil, &out); err != nil {
+			t.Fatal(err)
+		}
+		if req := &out.Request; req.QUIC != f.QUIC || req.JA4 != f.JA4 || req.UA.Class != tc.class || req.Evidence.Evidence != tc.want {
+			t.Errorf("%s: quic %q ja4 %q class %v evidence %v (%s), want class %v evidence %v",
+				tc.name, req.QUIC, req.JA4, req.UA.Class, req.Evidence.Evidence, req.Evidence.Reason(), tc.class, tc.want)
+		}
+	}
+}

@@ -24,6 +24,24 @@ type TLS struct {
 	// which the verdict's description quotes. A browser stack of another
 	// name is a browser all the same, compared with no claim.
 	Family string
+	// QUIC is what the QUIC table says of the transport parameters of an
+	// HTTP/3 connection's hello (tlsprint/quicprint): the zero QUIC for
+	// any other request, or an unknown stack.
+	QUIC QUIC
+}
+
+// QUIC is what the QUIC table says of the QUIC stack that sent a
+// connection's transport parameters. The zero QUIC is an unknown stack
+// (or no QUIC at all), which is never evidence.
+type QUIC struct {
+	// Known reports that the table knows the stack.
+	Known bool
+	// Browser reports a browser's own QUIC stack.
+	Browser bool
+	// Family names the stack: "chromium" (QUICHE) or "firefox" (neqo) for a
+	// browser's, as for TLS; a library's name ("quic-go", "ngtcp2", ...)
+	// otherwise.
+	Family string
 }
 
 // Origin is how the client saw the site: what decides whether a browser
@@ -79,6 +97,12 @@ func OriginOf(tls bool, host string) Origin {
 // copies Chrome's hello in a line of Go), so a client with Chrome's hello
 // and no Fetch Metadata is still "sec-fetch". A library's handshake is
 // "tls"; another browser engine's is a mismatch.
+//
+// Over HTTP/3 the transport parameters are judged as the TLS stack is: a
+// library's QUIC stack is decisive ("quic"), even under a browser's TLS
+// hello (a copy of the hello over a library's QUIC), and another browser
+// engine's is a mismatch ("quic-family"). Like the hello, a browser's QUIC
+// stack excuses no header: the headers are judged whatever it is.
 func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 	if c.checks == 0 {
 		return Verdict{}
@@ -95,13 +119,21 @@ func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 			e |= TLSFamily
 		}
 	}
+	if q := t.QUIC; q.Known && c.checks&checkTLS != 0 {
+		switch f := stackFamily(q.Family); {
+		case !q.Browser:
+			e |= QUICStack
+		case f != NoFamily && f != c.Family:
+			e |= QUICFamily
+		}
+	}
 	if c.checks&checkHeaders != 0 && (o == Secure || o == Loopback && c.Family != WebKit) {
 		e |= judgeHeaders(c, method, h)
 	}
 	if e == 0 {
 		return Verdict{}
 	}
-	return Verdict{Evidence: e, Claim: c, Stack: t.Family}
+	return Verdict{Evidence: e, Claim: c, Stack: t.Family, QUIC: t.QUIC.Family}
 }
 
 // stackFamily maps a browser stack's family name to its engine; the

@@ -48,18 +48,29 @@ const (
 	// SecCHUAPlatform ("sec-ch-ua-platform"): Sec-CH-UA-Platform or
 	// Sec-CH-UA-Mobile contradicts the User-Agent's platform.
 	SecCHUAPlatform
+	// QUICStack ("quic"): the transport parameters of the HTTP/3
+	// connection's hello are ones the QUIC table knows as a library's
+	// (quic-go, ngtcp2, ...), under a User-Agent whose browser uses its
+	// own QUIC stack (Chromium's QUICHE, Firefox's neqo).
+	QUICStack
+	// QUICFamily ("quic-family"): the transport parameters are another
+	// browser engine's (Firefox's under a Chrome User-Agent).
+	QUICFamily
 
-	lastEvidence = SecCHUAPlatform
+	lastEvidence = QUICFamily
 )
+
+// All is every finding: the Evidence values are at most All.
+const All = lastEvidence<<1 - 1
 
 // Decisive is the evidence no browser shows, even one whose User-Agent its
 // user changed: such a client is not a browser.
-const Decisive = TLSStack | SecFetch | Gecko
+const Decisive = TLSStack | SecFetch | Gecko | QUICStack
 
 // Mismatch is the evidence that the client is not the browser its
 // User-Agent names, which a browser with a changed User-Agent, or with
 // fewer client hints, shows too.
-const Mismatch = TLSFamily | SecCHUA | SecCHUAInvalid | SecCHUABrand | SecCHUAPlatform
+const Mismatch = TLSFamily | SecCHUA | SecCHUAInvalid | SecCHUABrand | SecCHUAPlatform | QUICFamily
 
 var evidenceInfo = [...]struct{ code, text string }{
 	{"tls", "its TLS handshake is a library's, which no browser uses"},
@@ -70,17 +81,19 @@ var evidenceInfo = [...]struct{ code, text string }{
 	{"sec-ch-ua-invalid", "Sec-CH-UA, -Mobile or -Platform is not a valid structured field"},
 	{"sec-ch-ua-brand", "Sec-CH-UA names another browser or version than the User-Agent"},
 	{"sec-ch-ua-platform", "Sec-CH-UA-Platform or -Mobile contradicts the User-Agent's platform"},
+	{"quic", "its QUIC transport parameters are a library's, which no browser uses"},
+	{"quic-family", "its QUIC transport parameters are another browser engine's"},
 }
 
 // AllEvidence lists every finding, in the order of their bits.
 func AllEvidence() iter.Seq[Evidence] {
-	return Evidence(lastEvidence<<1 - 1).Each()
+	return All.Each()
 }
 
 // Each yields the findings of e, one bit each, in order.
 func (e Evidence) Each() iter.Seq[Evidence] {
 	return func(yield func(Evidence) bool) {
-		for rest := e & (lastEvidence<<1 - 1); rest != 0; rest &= rest - 1 {
+		for rest := e & All; rest != 0; rest &= rest - 1 {
 			if !yield(rest & -rest) {
 				return
 			}
@@ -138,6 +151,8 @@ type Verdict struct {
 	// Stack is the TLS stack's family as the request's TLS named it, kept
 	// for the description of "tls" and "tls-family".
 	Stack string
+	// QUIC is the QUIC stack's family, for "quic" and "quic-family".
+	QUIC string
 }
 
 // None reports no evidence at all.
@@ -159,6 +174,16 @@ func (v Verdict) Reason() string {
 		b.WriteString("; ")
 		b.WriteString(f.Code())
 		b.WriteString(": ")
+		if (f == QUICStack || f == QUICFamily) && v.QUIC != "" {
+			b.WriteString("its QUIC transport parameters are ")
+			b.WriteString(v.QUIC)
+			if f == QUICStack {
+				b.WriteString("'s, which no browser uses")
+			} else {
+				b.WriteString("'s, another browser engine's")
+			}
+			continue
+		}
 		if (f == TLSStack || f == TLSFamily) && v.Stack != "" {
 			b.WriteString("its TLS handshake is ")
 			b.WriteString(v.Stack)

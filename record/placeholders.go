@@ -9,9 +9,9 @@ import (
 )
 
 // Placeholders are the values of a request's placeholders
-// {http.robots_guard.action}, .reason, .rule, .class, .token and .ja4,
-// for access logs and handle_errors routes: those of the record of the
-// last decision on it (Set). Lookup is the provider the Caddy module
+// {http.robots_guard.action}, .reason, .rule, .class, .token, .ja4 and
+// .quic, for access logs and handle_errors routes: those of the record of
+// the last decision on it (Set). Lookup is the provider the Caddy module
 // gives the request's replacer.
 type Placeholders struct {
 	action enforce.Action
@@ -20,11 +20,12 @@ type Placeholders struct {
 	rule   *policy.Rule
 	token  string
 	ja4    string
+	quic   string
 }
 
 // Set makes the placeholders the record's.
 func (p *Placeholders) Set(r *Record) {
-	p.action, p.reason, p.class, p.rule, p.token, p.ja4 = r.Action, r.Reason, r.Class, r.Rule, r.Token(), r.JA4
+	p.action, p.reason, p.class, p.rule, p.token, p.ja4, p.quic = r.Action, r.Reason, r.Class, r.Rule, r.Token(), r.JA4, r.QUIC
 }
 
 // Lookup returns the value of a placeholder (its key with its
@@ -55,6 +56,8 @@ func (p *Placeholders) Lookup(key string) (any, bool) {
 		return p.token, true
 	case "ja4":
 		return p.ja4, true
+	case "quic":
+		return p.quic, true
 	}
 	return nil, false
 }

@@ -67,6 +67,9 @@ type Record struct {
 	EvidenceReason string
 	// JA4 is the fingerprint of the client's TLS handshake, when known.
 	JA4 string
+	// QUIC is the fingerprint of the transport parameters of an HTTP/3
+	// client's connection (tlsprint/quicprint), when known.
+	QUIC string
 
 	// Method, Host and URI are the request's, the URI as sent.
 	Method, Host, URI string
@@ -120,7 +123,7 @@ func New(rd *enforce.Reading, d *enforce.Decision, zone, version string, text []
 		Zone: zone, Version: version, VersionText: text,
 		ClientIP: req.IP, UserAgent: rd.UserAgent,
 		Class: req.UA.Class, Tokens: req.UA.Tokens, Verdict: req.Verdict,
-		Evidence: req.Evidence, JA4: req.JA4,
+		Evidence: req.Evidence, JA4: req.JA4, QUIC: req.QUIC,
 		Method: req.Method, Host: req.Host, URI: rd.URI, Path: req.Target.Normal,
 		Action: d.Action, Reason: d.Reason, Rule: d.Rule, Group: d.Group, Strikes: d.Strikes, AddressStrikes: d.AddressStrikes,
 		ReadRobots: d.ReadRobots, RobotsAt: d.RobotsAt, DryRun: d.DryRun, RetryAfter: d.RetryAfter,

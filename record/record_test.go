@@ -90,3 +90,24 @@ func TestNewNoAllocations(t *testing.T) {
 		t.Errorf("%v allocations", n)
 	}
 }
+
+// TestPlaceholders: the placeholders are the record's, the JA4 and the
+// QUIC fingerprint included, "" when it has none.
+func TestPlaceholders(t *testing.T) {
+	var p Placeholders
+	p.Set(&Record{Action: enforce.Deny, Reason: enforce.ReasonDisallowed, Class: uaclass.Poser,
+		JA4: "q13d0313h3_55b375c5d22e_f902b76752af", QUIC: "q1_g.5.6.7.4.8.9.1.3.b.e.f"})
+	for key, want := range map[string]any{"action": "deny", "reason": "disallowed", "class": "poser", "rule": "", "token": "",
+		"ja4": "q13d0313h3_55b375c5d22e_f902b76752af", "quic": "q1_g.5.6.7.4.8.9.1.3.b.e.f"} {
+		if got, ok := p.Lookup("http.robots_guard." + key); !ok || got != want {
+			t.Errorf("%s: %v (%v), want %v", key, got, ok, want)
+		}
+	}
+	p.Set(&Record{})
+	if got, ok := p.Lookup("http.robots_guard.quic"); !ok || got != "" {
+		t.Errorf("no QUIC fingerprint: %v (%v)", got, ok)
+	}
+	if _, ok := p.Lookup("http.robots_guard.nope"); ok {
+		t.Error("an unknown placeholder is known")
+	}
+}

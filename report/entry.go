@@ -107,6 +107,9 @@ type Entry struct {
 	EvidenceReason string `json:"evidence_reason,omitempty"`
 	// JA4 is the fingerprint of the client's TLS handshake, when known.
 	JA4 string `json:"ja4,omitempty"`
+	// QUIC is the fingerprint of the transport parameters of an HTTP/3
+	// client's connection, when known ("q1_g.5.6.7.4.8.9.1.3.b.e.f").
+	QUIC string `json:"quic,omitempty"`
 	// BrowserDisallowed marks a request whose User-Agent claims a browser
 	// (class browser or poser) for a path the robots.txt "*" group
 	// disallows, served or refused (enforce.Decision.BrowserDisallowed):
@@ -181,6 +184,7 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	addString("evidence", e.Evidence)
 	addString("evidence_reason", e.EvidenceReason)
 	addString("ja4", e.JA4)
+	addString("quic", e.QUIC)
 	if e.BrowserDisallowed {
 		enc.AddBool("browser_disallowed", true)
 	}

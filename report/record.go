@@ -43,6 +43,7 @@ func EntryOf(r *record.Record) Entry {
 		RobotsVersion:  r.Version,
 		RetryAfter:     r.RetryAfter.Seconds(),
 		JA4:            r.JA4,
+		QUIC:           r.QUIC,
 
 		Signature:      r.Signature,
 		SignatureAgent: r.SignatureAgent,
@@ -89,6 +90,7 @@ func (e *Entry) Record() record.Record {
 		SignatureError: e.SignatureError,
 		EvidenceReason: e.EvidenceReason,
 		JA4:            e.JA4,
+		QUIC:           e.QUIC,
 		Method:         e.Method,
 		Host:           e.Host,
 		URI:            e.URI,

@@ -50,18 +50,20 @@ func NewConns(n int) *Conns {
 // Record computes the JA4 of a ClientHello and its stack's family
 // (Classify) and keeps both for the hello's connection, replacing what the
 // same address had.
-// It returns the JA4. A hello without a connection or address is not kept.
-func (c *Conns) Record(info *tls.ClientHelloInfo) string {
+// It returns them both (a QUIC hello's are kept for its connection too:
+// quicprint.Tracker.PutJA4). A hello without a connection or address is
+// not kept.
+func (c *Conns) Record(info *tls.ClientHelloInfo) (string, Stack) {
 	h := FromClientHello(info)
-	ja4 := h.JA4()
+	ja4, stack := h.JA4(), Classify(h)
 	if info.Conn == nil {
-		return ja4
+		return ja4, stack
 	}
 	addr, ok := addrPort(info.Conn.RemoteAddr())
 	if !ok {
-		return ja4
+		return ja4, stack
 	}
-	e := &handshake{addr: addr, quic: h.QUIC, seq: c.seq.Add(1), ja4: ja4, stack: Classify(h)}
+	e := &handshake{addr: addr, quic: h.QUIC, seq: c.seq.Add(1), ja4: ja4, stack: stack}
 	b := c.bucket(addr)
 	victim := &b[0]
 	for i := range b {
@@ -75,7 +77,7 @@ func (c *Conns) Record(info *tls.ClientHelloInfo) string {
 		}
 	}
 	victim.Store(e)
-	return ja4
+	return ja4, stack
 }
 
 // Get returns the JA4 and stack recorded for a connection: the client's

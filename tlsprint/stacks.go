@@ -8,8 +8,8 @@ import (
 )
 
 // Stack is what the table says of the TLS stack that sent a ClientHello.
-// The zero Stack is an unknown one. Its fields are those of evidence.TLS,
-// which a Stack converts to.
+// The zero Stack is an unknown one. Its fields are those of evidence.TLS
+// (whose QUIC the QUIC table gives: tlsprint/quicprint).
 type Stack struct {
 	// Known reports that the table knows the stack.
 	Known bool

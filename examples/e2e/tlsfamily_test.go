@@ -69,7 +69,8 @@ func (b familyBrowser) name() string {
 // pages back to back: with no browser headers (tls,sec-fetch), and with
 // every header of a real Chromium navigation copied (tls alone: its family
 // says Go). quic-go over HTTP/3 with the same headers is caught alike (Go's
-// crypto/tls under QUIC). Real Chromium and Firefox ESR, headless, load a
+// crypto/tls under QUIC, the family the QUIC wrapper reads of its
+// connection's own hello; quic-go's transport parameters too: tls,quic). Real Chromium and Firefox ESR, headless, load a
 // page with 12 images and a style sheet, pages in quick succession and the
 // disallowed pages: over HTTP/1.1 with their own User-Agents (with a
 // reload and a step back), and over h1, h2 and h3 with the other engine's
@@ -90,7 +91,7 @@ func TestTLSFamily(t *testing.T) {
 		{"go, chrome's ciphers", "h2", poserChrome, nil, "tls,sec-fetch"},
 		{"go, chrome's ciphers and headers", "h1", navUA, navHeader, "tls"},
 		{"go, chrome's ciphers and headers", "h2", navUA, navHeader, "tls"},
-		{"quic-go, chrome's headers", "h3", navUA, navHeader, "tls"},
+		{"quic-go, chrome's headers", "h3", navUA, navHeader, "tls,quic"},
 	}
 	browsers := []familyBrowser{
 		{"chromium", "h1", "", true},
@@ -385,8 +386,9 @@ func firefoxFamilyLoads(t *testing.T, ca *tlsclients.CA, base string, b familyBr
 // familyServerSaw checks what the server answered browser site i: every
 // answer 200 (or 304 to a reload) over the protocol, every decision an
 // allowance of a browser with nothing decisive, with tls-family on each
-// when the browser sent another engine's User-Agent and no evidence at all
-// with its own.
+// when the browser sent another engine's User-Agent (and over h3
+// quic-family, the QUIC wrapper being on the sites' servers) and no
+// evidence at all with its own.
 func familyServerSaw(t *testing.T, sites *tlsSites, i int, b familyBrowser, res *browserResult) {
 	t.Helper()
 	wantProto := map[string]string{"h1": "HTTP/1.1", "h2": "HTTP/2.0", "h3": "HTTP/3.0"}[b.proto]
@@ -423,6 +425,8 @@ func familyServerSaw(t *testing.T, sites *tlsSites, i int, b familyBrowser, res 
 			t.Errorf("decision for %s: %s %s, class %s, evidence %q", e.URI, e.Action, e.Reason, e.Class, e.Evidence)
 		case b.ua != "" && !slices.Contains(codes, "tls-family"):
 			t.Errorf("decision for %s (JA4 %s): evidence %q, want tls-family: the handshake not known as %s's", e.URI, e.JA4, e.Evidence, b.browser)
+		case b.ua != "" && b.proto == "h3" && !slices.Contains(codes, "quic-family"):
+			t.Errorf("decision for %s (QUIC %s): evidence %q, want quic-family too: the transport parameters not known as %s's", e.URI, e.QUIC, e.Evidence, b.browser)
 		case b.ua == "" && e.Evidence != "":
 			t.Errorf("decision for %s: evidence %q, want none", e.URI, e.Evidence)
 		}

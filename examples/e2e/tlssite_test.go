@@ -17,7 +17,9 @@ import (
 
 // tlsSites is the real binary serving HTTPS sites (h1, h2, h3) on
 // 127.0.0.1 and ::1, their certificate from a test CA, every decision
-// logged.
+// logged. The servers block lists the QUIC wrapper, as an operator with a
+// servers block must (Caddy replaces the wrapper that robots_guard adds
+// with the block's packet_conn_wrappers).
 type tlsSites struct {
 	// urls are the sites' base URLs (https://localhost:port, no slash).
 	urls []string
@@ -26,6 +28,8 @@ type tlsSites struct {
 	decisions string
 	// access are the sites' access logs (Caddy's, JSON: status, proto).
 	access []string
+	// out is what Caddy printed (its own log).
+	out *syncBuffer
 }
 
 // tlsSiteOptions say what startTLSSites serves.
@@ -87,6 +91,9 @@ func startTLSSites(t *testing.T, ca *tlsclients.CA, o tlsSiteOptions) *tlsSites 
 	grace_period 1s
 	servers {
 		protocols h1 h2 h3
+		packet_conn_wrappers {
+			robots_guard_quic
+		}
 	}
 	log robots_guard {
 		output file %s
@@ -103,6 +110,7 @@ func startTLSSites(t *testing.T, ca *tlsclients.CA, o tlsSiteOptions) *tlsSites 
 	cmd := exec.Command(caddyBin, "run", "--config", cfgPath, "--adapter", "caddyfile")
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
 	startProcess(t, cmd, "caddy", out, 5*time.Second)
+	s.out = out
 	// Ready when every site serves its robots.txt (which counts against no
 	// rate).
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: ca.TLSClientConfig()}, Timeout: 2 * time.Second}

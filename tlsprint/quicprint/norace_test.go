@@ -1,0 +1,5 @@
+//go:build !race
+
+package quicprint
+
+const raceEnabled = false
