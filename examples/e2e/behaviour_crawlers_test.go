@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The crawler suite of issue 37: real headless Chromium and Firefox ESR
+// with ordinary desktop User-Agents, driven as undeclared crawlers drive
+// them (a queue of URLs, each loaded with Page.navigate or BiDi's
+// browsingContext.navigate, every link of the DOM read, no pause), on the
+// site of the people suite.
+
+// crawler is one run of the suite.
+type crawler struct {
+	name     string
+	firefox  bool
+	noImages bool
+	plan     crawlPlan
+}
+
+// crawlPages is how many pages each crawler loads: 30 and more.
+const crawlPages = 35
+
+var crawlers = []crawler{
+	{name: "Chromium crawler, images off", noImages: true, plan: crawlPlan{pages: crawlPages}},
+	{name: "Chromium crawler, images on", plan: crawlPlan{pages: crawlPages}},
+	{name: "Firefox crawler, images off", firefox: true, noImages: true, plan: crawlPlan{pages: crawlPages}},
+	{name: "Firefox crawler, images on", firefox: true, plan: crawlPlan{pages: crawlPages}},
+	{name: "Chromium crawler from robots.txt's paths, images off", noImages: true, plan: crawlPlan{pages: crawlPages, fromRobots: true}},
+	{name: "Chromium crawler, depth first through disallowed paths, images on", plan: crawlPlan{pages: crawlPages, order: disallowedFirst}},
+	{name: "Chromium crawler moving from the page (location.href), images on", plan: crawlPlan{pages: crawlPages, move: byPage}},
+}
+
+// longCrawlers run with ROBOTSGUARD_BEHAVIOUR_LONG=1: what behaviour does
+// not catch, measured.
+var longCrawlers = []crawler{
+	{name: "Chromium crawler clicking a link it adds to each page, images on", plan: crawlPlan{pages: crawlPages, move: byClick}},
+	{name: "Chromium crawler paced like a reader (3 s a page), images on", plan: crawlPlan{pages: 20, pause: 3 * time.Second}},
+}
+
+// runCrawler runs c on site i and returns the pages it loaded.
+func runCrawler(env *behaviourEnv, c crawler, i int) ([]string, error) {
+	base := env.s.urls[i]
+	if c.firefox {
+		prefs := map[string]any{"network.http.http3.enable": false}
+		if c.noImages {
+			prefs["permissions.default.image"] = 2
+		}
+		b, err := startFirefox(env, prefs)
+		if err != nil {
+			return nil, err
+		}
+		defer b.Close()
+		return firefoxCrawl(b, base, c.plan)
+	}
+	s, err := env.chromium1(chromiumOptions{noImages: c.noImages})
+	if err != nil {
+		return nil, err
+	}
+	defer s.cancel()
+	return chromiumCrawl(s, base, c.plan)
+}
+
+// TestBehaviourCrawlers: the crawler suite. The crawlers run one after the
+// other, each at the machine's pace, on a site of its own.
+func TestBehaviourCrawlers(t *testing.T) {
+	need(t, "firefox-esr", "certutil")
+	t.Parallel() // with the people suite
+	crawlers := crawlers
+	if os.Getenv("ROBOTSGUARD_BEHAVIOUR_LONG") != "" {
+		crawlers = append(slices.Clip(crawlers), longCrawlers...)
+	}
+	bin := chromium(t)
+	s := startBehaviourSites(t, len(crawlers), behaviourGuard())
+	env := &behaviourEnv{s: s, chromium: bin, ua: desktopChromeUA(t, bin), tmp: tmpDirs(t)}
+	var rows []string
+	for i, c := range crawlers {
+		start := time.Now()
+		loaded, err := runCrawler(env, c, i)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		hits := s.hits(t, i)
+		dumpHits(t, fmt.Sprintf("crawler%d", i), hits)
+		f := figuresOf(c.name, hits)
+		rows = append(rows, f.row())
+		t.Logf("%s: %d pages loaded in %s", c.name, len(loaded), time.Since(start).Round(10*time.Millisecond))
+		if len(loaded) < min(30, c.plan.pages) {
+			t.Errorf("%s: %d pages loaded, want 30 or more", c.name, len(loaded))
+		}
+	}
+	t.Logf("the crawler suite took %s\n%s", time.Since(s.start).Round(time.Second), behaviourHeader)
+	for _, r := range rows {
+		t.Log(r)
+	}
+}
