@@ -11,7 +11,8 @@ import (
 
 // TestArchitecture checks the layout the README describes with "go list":
 // only caddymodule, the example Caddy main and this root package depend on
-// Caddy, directly or not, tests included; policy, evidence, tlsprint,
+// Caddy, directly or not, tests included; policy, evidence (and
+// evidence/behaviour), tlsprint,
 // tlsprint/quicprint and internal/sfv (the one structured-field scanner)
 // use the standard library only, besides each other (quicprint reads its
 // hellos with tlsprint); and dependencies point one way: caddymodule ->
@@ -40,7 +41,7 @@ func TestArchitecture(t *testing.T) {
 		t.Error("caddymodule does not depend on Caddy: go list's answer is not what this test expects")
 	}
 	// These use the standard library only, and each other.
-	stdOnly := []string{"/policy", "/evidence", "/tlsprint", "/tlsprint/quicprint", "/internal/sfv"}
+	stdOnly := []string{"/policy", "/evidence", "/evidence/behaviour", "/tlsprint", "/tlsprint/quicprint", "/internal/sfv"}
 	for _, pkg := range stdOnly {
 		for _, d := range code[mod+pkg].deps {
 			if first, _, _ := strings.Cut(d, "/"); strings.Contains(first, ".") && !slices.Contains(stdOnly, strings.TrimPrefix(d, mod)) {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -17,6 +16,7 @@ import (
 // crawler is one run of the suite.
 type crawler struct {
 	name     string
+	slug     string // the file name of its requests (ROBOTSGUARD_BEHAVIOUR_DUMP)
 	firefox  bool
 	noImages bool
 	plan     crawlPlan
@@ -26,20 +26,20 @@ type crawler struct {
 const crawlPages = 35
 
 var crawlers = []crawler{
-	{name: "Chromium crawler, images off", noImages: true, plan: crawlPlan{pages: crawlPages}},
-	{name: "Chromium crawler, images on", plan: crawlPlan{pages: crawlPages}},
-	{name: "Firefox crawler, images off", firefox: true, noImages: true, plan: crawlPlan{pages: crawlPages}},
-	{name: "Firefox crawler, images on", firefox: true, plan: crawlPlan{pages: crawlPages}},
-	{name: "Chromium crawler from robots.txt's paths, images off", noImages: true, plan: crawlPlan{pages: crawlPages, fromRobots: true}},
-	{name: "Chromium crawler, depth first through disallowed paths, images on", plan: crawlPlan{pages: crawlPages, order: disallowedFirst}},
-	{name: "Chromium crawler moving from the page (location.href), images on", plan: crawlPlan{pages: crawlPages, move: byPage}},
+	{slug: "crawler-chromium-images-off", name: "Chromium crawler, images off", noImages: true, plan: crawlPlan{pages: crawlPages}},
+	{slug: "crawler-chromium-images-on", name: "Chromium crawler, images on", plan: crawlPlan{pages: crawlPages}},
+	{slug: "crawler-firefox-images-off", name: "Firefox crawler, images off", firefox: true, noImages: true, plan: crawlPlan{pages: crawlPages}},
+	{slug: "crawler-firefox-images-on", name: "Firefox crawler, images on", firefox: true, plan: crawlPlan{pages: crawlPages}},
+	{slug: "crawler-chromium-robots-paths", name: "Chromium crawler from robots.txt's paths, images off", noImages: true, plan: crawlPlan{pages: crawlPages, fromRobots: true}},
+	{slug: "crawler-chromium-disallowed-depth-first", name: "Chromium crawler, depth first through disallowed paths, images on", plan: crawlPlan{pages: crawlPages, order: disallowedFirst}},
+	{slug: "crawler-chromium-location-href", name: "Chromium crawler moving from the page (location.href), images on", plan: crawlPlan{pages: crawlPages, move: byPage}},
 }
 
 // longCrawlers run with ROBOTSGUARD_BEHAVIOUR_LONG=1: what behaviour does
 // not catch, measured.
 var longCrawlers = []crawler{
-	{name: "Chromium crawler clicking a link it adds to each page, images on", plan: crawlPlan{pages: crawlPages, move: byClick}},
-	{name: "Chromium crawler paced like a reader (3 s a page), images on", plan: crawlPlan{pages: 20, pause: 3 * time.Second}},
+	{slug: "crawler-chromium-clicks", name: "Chromium crawler clicking a link it adds to each page, images on", plan: crawlPlan{pages: crawlPages, move: byClick}},
+	{slug: "crawler-chromium-paced", name: "Chromium crawler paced like a reader (3 s a page), images on", plan: crawlPlan{pages: 20, pause: 3 * time.Second}},
 }
 
 // runCrawler runs c on site i and returns the pages it loaded.
@@ -86,7 +86,7 @@ func TestBehaviourCrawlers(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 		hits := s.hits(t, i)
-		dumpHits(t, fmt.Sprintf("crawler%d", i), hits)
+		dumpHits(t, c.slug, hits)
 		f := figuresOf(c.name, hits)
 		rows = append(rows, f.row())
 		t.Logf("%s: %d pages loaded in %s", c.name, len(loaded), time.Since(start).Round(10*time.Millisecond))

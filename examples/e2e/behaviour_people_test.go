@@ -21,8 +21,8 @@ import (
 // person is one scenario of the people suite: what a person (or an
 // office) does, on site i.
 type person struct {
-	name string
-	run  func(env *behaviourEnv, i int) error
+	name, slug string // slug: the file name of its requests (ROBOTSGUARD_BEHAVIOUR_DUMP)
+	run        func(env *behaviourEnv, i int) error
 }
 
 // behaviourEnv is what a scenario needs: the sites, the browsers'
@@ -43,11 +43,11 @@ func pause(d time.Duration) { time.Sleep(d) }
 
 // people are the scenarios.
 var people = []person{
-	{"Chromium fast reader: 15 links in 30 s, search and account pages among them", fastReader},
-	{"Chromium 20 tabs at once, then each reloaded", twentyTabs},
-	{"Chromium back, forward, reload over 10 pages, then a return visit with a warm cache, 10 pages quickly", historyAndReturn},
-	{"Chromium office: 15 sessions from one address, 8 pages each over a minute", office},
-	{"Firefox reader: 10 pages with search", firefoxReader},
+	{"Chromium fast reader: 15 links in 30 s, search and account pages among them", "person-chromium-fast-reader", fastReader},
+	{"Chromium 20 tabs at once, then each reloaded", "person-chromium-20-tabs", twentyTabs},
+	{"Chromium back, forward, reload over 10 pages, then a return visit with a warm cache, 10 pages quickly", "person-chromium-history-return", historyAndReturn},
+	{"Chromium office: 15 sessions from one address, 8 pages each over a minute", "person-chromium-office", office},
+	{"Firefox reader: 10 pages with search", "person-firefox-reader", firefoxReader},
 }
 
 func fastReader(env *behaviourEnv, i int) error {
@@ -274,7 +274,7 @@ func TestBehaviourPeople(t *testing.T) {
 			t.Errorf("%s: %v", p.name, errs[i])
 		}
 		hits := s.hits(t, i)
-		dumpHits(t, fmt.Sprintf("person%d", i), hits)
+		dumpHits(t, p.slug, hits)
 		f := figuresOf(p.name, hits)
 		t.Log(f.row())
 		checkServed(t, p.name, hits, s.entries(t, i))

@@ -1,0 +1,197 @@
+package behaviour
+
+import (
+	"strconv"
+	"time"
+)
+
+// Summary is what one client (or one group of clients) did lately: the
+// targets of its self-started navigations in the last Window, its
+// navigations in all, and its hold. It is fixed-size and has no pointers,
+// so that a store keeps it inline and copies it freely; the zero Summary
+// is a client never seen. Times are Unix nanoseconds, 0 when unset.
+type Summary struct {
+	// Targets are the self-started navigations to distinct targets, each
+	// packed as its target's hash (30 bits), a used bit, a disallowed bit
+	// and the time it was last made (Unix milliseconds, its low 32 bits).
+	// Entries older than the window are cleared as they are met.
+	Targets [Slots]uint64
+	// Last is when the client last navigated.
+	Last int64
+	// Epoch starts the current span of Window length; Navs and Self count
+	// the navigations, and the self-started ones among them, in that span
+	// (0) and the one before (1).
+	Epoch      int64
+	Navs, Self [2]uint16
+	// HeldUntil ends the hold: until then the client is held to robots.txt
+	// as an undeclared bot.
+	HeldUntil int64
+	// SeenPages, SeenDisallowed and SeenNavs are what made the hold, at its
+	// last renewal: the self-started navigations to distinct targets in
+	// the window, those of them robots.txt disallows, and the navigations.
+	SeenPages, SeenDisallowed uint8
+	SeenNavs                  uint16
+	// Gestures records that the client sent Sec-Fetch-User: ?1 once: its
+	// browser sends it for every gesture, so a navigation without it was
+	// started by no gesture.
+	Gestures bool
+}
+
+// Packing of a target entry.
+const (
+	entryUsed       = 1 << 33
+	entryDisallowed = 1 << 32
+	entryTimeMask   = 1<<32 - 1
+	entryHashShift  = 34
+)
+
+// Verdict is what a Summary says after a request.
+type Verdict struct {
+	// Held reports that the client is held to robots.txt as an undeclared
+	// bot: it behaved as a crawler within Hold.
+	Held bool
+	// Fired reports that this request made or renewed the hold.
+	Fired bool
+	// Counted reports that this request was a self-started navigation.
+	Counted bool
+	// Pages, Disallowed and Navs are what made the hold (see
+	// Summary.SeenPages), when Held.
+	Pages, Disallowed, Navs int
+}
+
+// Reason describes a hold for a person, over window: what the client did.
+// It allocates; call it to log, not to decide.
+func (v Verdict) Reason(window time.Duration) string {
+	if !v.Held {
+		return ""
+	}
+	return strconv.Itoa(v.Pages) + " pages opened in " + window.String() + " with no page of the site behind them (" +
+		strconv.Itoa(v.Disallowed) + " of them disallowed), of " + strconv.Itoa(v.Navs) + " navigations"
+}
+
+// Held reports whether the summary holds the client at now.
+func (s *Summary) Held(now int64) bool { return s.HeldUntil > now }
+
+// Verdict returns the hold as it stands at now, without a request.
+func (s *Summary) Verdict(now int64) Verdict {
+	if !s.Held(now) {
+		return Verdict{}
+	}
+	return Verdict{Held: true, Pages: int(s.SeenPages), Disallowed: int(s.SeenDisallowed), Navs: int(s.SeenNavs)}
+}
+
+// Observe adds r, made at now, to the summary under c, and returns the
+// verdict: the client behaves as a crawler when, in the last c.Window, it
+// made self-started navigations to at least c.Pages distinct targets, or
+// to c.Disallowed distinct targets robots.txt disallows, and at least
+// three in four of its navigations in the span were self-started. Then it
+// is held until c.Hold after this request. Only navigations change the
+// summary (see [Request.Navigation]); for any other request Observe only
+// reads the hold. It allocates nothing.
+func (s *Summary) Observe(now int64, r *Request, c *Config) Verdict {
+	if !r.Navigation() {
+		return s.Verdict(now)
+	}
+	window := int64(c.Window)
+	if s.Last != 0 && now-s.Last > window {
+		s.Targets = [Slots]uint64{}
+	}
+	s.Last = now
+	s.roll(now, window)
+	if r.User == "?1" {
+		s.Gestures = true
+	}
+	v := Verdict{Counted: r.selfStarted(r.Gestures || s.Gestures)}
+	s.Navs[0] = inc(s.Navs[0])
+	if !v.Counted {
+		// The targets change only by a self-started navigation, and only
+		// one makes a hold.
+		held := s.Verdict(now)
+		held.Counted = false
+		return held
+	}
+	s.Self[0] = inc(s.Self[0])
+	ms := uint64(now/int64(time.Millisecond)) & entryTimeMask
+	key := uint64(r.Target) >> 2 << entryHashShift // the hash's top 30 bits
+	windowMs := uint64(window / int64(time.Millisecond))
+	pages, disallowed := 0, 0
+	free, oldest, oldestAge := -1, -1, uint64(0)
+	found := false
+	for i, e := range s.Targets {
+		if e&entryUsed == 0 {
+			if free < 0 {
+				free = i
+			}
+			continue
+		}
+		age := (ms - e&entryTimeMask) & entryTimeMask
+		if age >= windowMs {
+			s.Targets[i] = 0
+			if free < 0 {
+				free = i
+			}
+			continue
+		}
+		if e>>entryHashShift == key>>entryHashShift {
+			// The same target again: the newest time and what robots.txt
+			// says now.
+			e = key | entryUsed | ms
+			if r.Disallowed {
+				e |= entryDisallowed
+			}
+			s.Targets[i], found, age = e, true, 0
+		}
+		pages++
+		if e&entryDisallowed != 0 {
+			disallowed++
+		}
+		if age >= oldestAge {
+			oldest, oldestAge = i, age
+		}
+	}
+	if !found {
+		e := key | entryUsed | ms
+		if r.Disallowed {
+			e |= entryDisallowed
+			disallowed++
+		}
+		switch {
+		case free >= 0:
+			pages++
+		case s.Targets[oldest]&entryDisallowed != 0:
+			disallowed-- // the oldest gives its place
+		}
+		if free < 0 {
+			free = oldest
+		}
+		s.Targets[free] = e
+	}
+	navs, self := int(s.Navs[0])+int(s.Navs[1]), int(s.Self[0])+int(s.Self[1])
+	if (pages >= c.Pages || disallowed >= c.Disallowed) && self*4 >= navs*3 {
+		s.HeldUntil = now + int64(c.Hold)
+		s.SeenPages, s.SeenDisallowed, s.SeenNavs = uint8(pages), uint8(disallowed), uint16(min(navs, 1<<16-1))
+		v.Fired = true
+	}
+	held := s.Verdict(now)
+	held.Fired, held.Counted = v.Fired, v.Counted
+	return held
+}
+
+// roll moves the navigation counts on to the span that holds now.
+func (s *Summary) roll(now, window int64) {
+	switch d := now - s.Epoch; {
+	case s.Epoch == 0 || d >= 2*window || d < 0:
+		s.Epoch, s.Navs, s.Self = now, [2]uint16{}, [2]uint16{}
+	case d >= window:
+		s.Epoch += window
+		s.Navs[1], s.Navs[0] = s.Navs[0], 0
+		s.Self[1], s.Self[0] = s.Self[0], 0
+	}
+}
+
+func inc(n uint16) uint16 {
+	if n < 1<<16-1 {
+		n++
+	}
+	return n
+}
