@@ -96,6 +96,13 @@ func siteLevel(h httpcaddyfile.Helper) bool {
 //	    allow_impostors
 //	    posers           enforce|log|off
 //	    allow_fingerprint <ja4...>
+//	    behaviour        off
+//	    behaviour {
+//	        window     <duration>
+//	        pages      <n>
+//	        disallowed <n>
+//	        hold       <duration>
+//	    }
 //	    allow_ip         <ip or cidr...>
 //	    allow_token      <token...>
 //	    verify           off
@@ -359,6 +366,7 @@ var caddyfileOptions = map[string]caddyfileOption{
 	"allow_impostors":          fieldOption("allow_impostors", func(h *Handler) *bool { return &h.AllowImpostors }),
 	"posers":                   fieldOption("posers", func(h *Handler) *string { return &h.Posers }),
 	"allow_fingerprint":        listOption("allow_fingerprints", func(h *Handler) *[]string { return &h.AllowFingerprints }),
+	"behaviour":                behaviourOption, // behaviour.go
 	"allow_ip":                 listOption("allow_ips", func(h *Handler) *[]string { return &h.AllowIPs }),
 	"allow_token":              listOption("allow_tokens", func(h *Handler) *[]string { return &h.AllowTokens }),
 	"verify": {read: func(h *Handler, r *optionReader) error {

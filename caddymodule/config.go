@@ -99,7 +99,7 @@ func (h *Handler) check() (*settings, error) {
 		EscalateVerifiedSearch: h.EscalateVerifiedSearch, AllowBadAgents: h.AllowBadAgents,
 		AllowImpostors: h.AllowImpostors,
 		AllowIPs:       h.AllowIPs, AllowTokens: h.AllowTokens, ContentUsage: h.ContentUsage,
-		Posers: h.Posers, AllowFingerprints: h.AllowFingerprints,
+		Posers: h.Posers, AllowFingerprints: h.AllowFingerprints, Behaviour: h.Behaviour.settings(),
 		MaxClients: h.MaxClients, MaxBlocks: h.MaxBlocks, StateTTL: time.Duration(h.StateTTL),
 	}.Check()
 	if err != nil {

@@ -223,6 +223,12 @@ type Handler struct {
 	// then served as the browser it claims. Default: none.
 	AllowFingerprints []string `json:"allow_fingerprints,omitempty"`
 
+	// Behaviour configures the behaviour evidence (behaviour.go): a browser
+	// claim that navigates as a crawler driving a browser is held to
+	// robots.txt as a poser is. Default: on (window 10s, pages 8,
+	// disallowed 4, hold 30m).
+	Behaviour *BehaviourConfig `json:"behaviour,omitempty"`
+
 	// AllowIPs are IP ranges (CIDR or single IPs) that are never refused.
 	// Default: none.
 	AllowIPs []string `json:"allow_ips,omitempty"`

@@ -2,6 +2,7 @@ package enforce
 
 import (
 	"fmt"
+	"github.com/robotsguard/robotsguard/evidence/behaviour"
 	"net/netip"
 	"time"
 
@@ -55,6 +56,14 @@ type Config struct {
 	// AllowFingerprints are JA4 fingerprints whose clients are not judged (a
 	// partner's monitor that sends a browser's User-Agent). Default: none.
 	AllowFingerprints []string
+	// Behaviour says when a browser claim behaves as a crawler (package
+	// evidence/behaviour; behaviour.go): zero fields take
+	// behaviour.Default's. With BehaviourOff (or Posers off) nothing is
+	// read. BehaviourClients bounds the summaries kept in process, of
+	// clients and of groups each (default DefaultMaxClients/4).
+	Behaviour        behaviour.Config
+	BehaviourOff     bool
+	BehaviourClients int
 
 	// ClassRates is the least interval between requests of one client
 	// (address prefix and product token) of a class, enforced where
@@ -168,6 +177,16 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Posers > PosersOff {
 		return c, fmt.Errorf("invalid poser mode %d", c.Posers)
+	}
+	if !c.BehaviourOff {
+		var err error
+		if c.Behaviour, err = (BehaviourSettings{Window: c.Behaviour.Window, Hold: c.Behaviour.Hold,
+			Pages: c.Behaviour.Pages, Disallowed: c.Behaviour.Disallowed}).check(); err != nil {
+			return c, err
+		}
+	}
+	if c.BehaviourClients <= 0 {
+		c.BehaviourClients = DefaultMaxClients / 4
 	}
 	if c.ClassRates == nil {
 		c.ClassRates = DefaultClassRates

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/robotsguard/robotsguard/evidence"
+	"github.com/robotsguard/robotsguard/evidence/behaviour"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -164,8 +165,14 @@ type Request struct {
 	QUIC string
 	// Evidence is what [Engine.Judge] found against a browser's claim: a
 	// poser's decisive evidence (UA.Class is then uaclass.Poser), or a
-	// mismatch that changed nothing.
+	// mismatch that changed nothing; and what [Engine.Decide] found in
+	// what the client did (evidence.Behaviour).
 	Evidence evidence.Verdict
+	// Behaviour is what the behaviour evidence reads of the request
+	// (behaviour.go), which [Engine.Judge] fills in for the claims it
+	// judges; behaviourRead says it did.
+	Behaviour     behaviour.Request
+	behaviourRead bool
 }
 
 // Decision is the engine's verdict on one request.

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/robotsguard/robotsguard/evidence/behaviour"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -21,6 +22,11 @@ type Engine struct {
 	allowTokens map[string]bool
 	classRates  [16]time.Duration
 	allowJA4    map[string]bool
+	// behaviours are the behaviour summaries (nil: behaviour off), with
+	// the thresholds of a group and of a client of a group that behaves
+	// as a crawler (behaviour.go).
+	behaviours                      *behaviours
+	behaviourGroup, behaviourMember behaviour.Config
 }
 
 // New returns an Engine with the given configuration and store. A nil store
@@ -58,6 +64,10 @@ func New(cfg Config, store Store) (*Engine, error) {
 	}
 	if len(cfg.Traps) > 0 {
 		e.traps = policy.NewPathSet(cfg.Traps...)
+	}
+	if !cfg.BehaviourOff && cfg.Posers != PosersOff {
+		e.behaviours = newBehaviours(cfg.BehaviourClients)
+		e.behaviourGroup, e.behaviourMember = cfg.Behaviour.Group()
 	}
 	return e, nil
 }
@@ -125,6 +135,9 @@ func New(cfg Config, store Store) (*Engine, error) {
 // BrowserDisallowed (claimWalk, claims.go).
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
+	if e.behaviours != nil && req.UA.Class == uaclass.Browser {
+		e.behave(req, p, now.UnixNano()) // behaviour.go: may make it a poser
+	}
 	ua := &req.UA
 	d := Decision{DryRun: e.cfg.DryRun, Person: ua.Class == uaclass.Browser}
 	if req.Evidence.Decisive() {

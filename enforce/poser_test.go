@@ -85,7 +85,11 @@ func TestPosersCaptured(t *testing.T) {
 			switch {
 			case c.Kind == "browser" && classifier.Classify(h.Get("User-Agent")).Class == uaclass.Browser:
 				// (The honest HeadlessChrome of a DevTools run is a script.)
-				e := newEngine(t, Config{}, clock)
+				// One captured request replayed to 8 targets at once is,
+				// for a typed navigation, what a crawler loading URLs
+				// does: the headers are judged here, behaviour in
+				// behaviour_test.go.
+				e := newEngine(t, Config{BehaviourOff: true}, clock)
 				browsers++
 				// The path as sent, then a disallowed one, then a burst.
 				for n, target := range []string{u.RequestURI(), "/private/x", "/private/y", "/a", "/b", "/c", "/d", "/e"} {

@@ -111,6 +111,9 @@ type Reading struct {
 //     makes the client a poser, with no tokens and no browser's
 //     allowance. BrowserLike and CrossSite follow from the class it ends
 //     with (a poser's request is no browser's fetch for another site).
+//     A claim that stands has what the behaviour evidence reads of it
+//     read ([Engine.ReadBehaviour]); [Engine.Decide] judges it with what
+//     the client did before.
 //  4. Verification: a crawler's claim not settled by a signature is
 //     verified (uaclass.Verifier: published ranges, forward-confirmed
 //     reverse DNS).
@@ -139,6 +142,9 @@ func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading
 		who = uaclass.Result{Class: uaclass.Poser, Claim: who.Claim}
 	}
 	crossSite := !poser && CrossSite(r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Referer"), r.Host)
+	// What the request says of how its client navigates, for the
+	// behaviour evidence that Decide judges over its requests.
+	behaved, behaviourRead := rd.Engine.ReadBehaviour(&who, f.JA4, r.Header, f.TLS)
 	// 4. Verification.
 	if rd.Verifier != nil && verdict == uaclass.NotClaimed && who.Bot != nil && who.Bot.Verify != "" {
 		verdict = rd.Verifier.Verify(r.Context(), f.ClientIP, who)
@@ -181,6 +187,9 @@ func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading
 			JA4:         f.JA4,
 			QUIC:        f.QUIC,
 			Evidence:    judged,
+
+			Behaviour:     behaved,
+			behaviourRead: behaviourRead,
 		},
 		UserAgent:    ua,
 		URI:          f.URI,

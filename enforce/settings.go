@@ -34,6 +34,7 @@ type Settings struct {
 	ContentUsage            string // "enforce" (or ""), "log" or "off"
 	Posers                  string // "enforce" (or ""), "log" or "off"
 	AllowFingerprints       []string
+	Behaviour               BehaviourSettings
 	// The in-process store's bounds ([NewMemoryStore]), checked here with
 	// the rest.
 	MaxClients, MaxBlocks int
@@ -166,6 +167,14 @@ func (s Settings) Check() (Config, error) {
 			return cfg, field.Errorf(fmt.Sprintf("allow_fingerprints[%d]", i), "%q is not a JA4 fingerprint (like t13d1516h2_8daaf6152771_e5627efa2ab1)", f)
 		}
 		cfg.AllowFingerprints = append(cfg.AllowFingerprints, f)
+	}
+	if cfg.BehaviourOff = s.Behaviour.Off; !cfg.BehaviourOff {
+		if cfg.Behaviour, err = s.Behaviour.check(); err != nil {
+			return cfg, err
+		}
+	}
+	if s.MaxClients > 0 {
+		cfg.BehaviourClients = max(1, s.MaxClients/4)
 	}
 	// What New checks beyond the values above (a cooldown longer than the
 	// default maximum, for one).

@@ -136,6 +136,15 @@ func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 	return Verdict{Evidence: e, Claim: c, Stack: t.Family, QUIC: t.QUIC.Family}
 }
 
+// Engine returns the browser engine whose stack the handshake is, or
+// NoFamily for a library's or an unknown one.
+func (t TLS) Engine() Family {
+	if !t.Known || !t.Browser {
+		return NoFamily
+	}
+	return stackFamily(t.Family)
+}
+
 // stackFamily maps a browser stack's family name to its engine; the
 // table's names and its engines' and libraries' own are all accepted.
 func stackFamily(name string) Family {

@@ -3,7 +3,9 @@ package evidence
 import (
 	"iter"
 	"math/bits"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Evidence is a set of findings against a claim, one bit each. Each has a
@@ -56,16 +58,25 @@ const (
 	// QUICFamily ("quic-family"): the transport parameters are another
 	// browser engine's (Firefox's under a Chrome User-Agent).
 	QUICFamily
+	// Behaviour ("behaviour"): the client navigates as a crawler that
+	// drives a browser does, not as a person (package evidence/behaviour):
+	// within seconds, many pages opened with no page of the site behind
+	// them (a queue of URLs) or by a script of the page. It is found from
+	// what the client did over several requests, not from one: Verdict.Seen
+	// says what.
+	Behaviour
 
-	lastEvidence = QUICFamily
+	lastEvidence = Behaviour
 )
 
 // All is every finding: the Evidence values are at most All.
 const All = lastEvidence<<1 - 1
 
-// Decisive is the evidence no browser shows, even one whose User-Agent its
-// user changed: such a client is not a browser.
-const Decisive = TLSStack | SecFetch | Gecko | QUICStack
+// Decisive is the evidence no person's browser shows, even one whose
+// User-Agent its user changed: such a client is held to robots.txt as a
+// bot. TLSStack, SecFetch, Gecko and QUICStack say the client is no
+// browser; Behaviour that it is a browser no person drives.
+const Decisive = TLSStack | SecFetch | Gecko | QUICStack | Behaviour
 
 // Mismatch is the evidence that the client is not the browser its
 // User-Agent names, which a browser with a changed User-Agent, or with
@@ -83,6 +94,7 @@ var evidenceInfo = [...]struct{ code, text string }{
 	{"sec-ch-ua-platform", "Sec-CH-UA-Platform or -Mobile contradicts the User-Agent's platform"},
 	{"quic", "its QUIC transport parameters are a library's, which no browser uses"},
 	{"quic-family", "its QUIC transport parameters are another browser engine's"},
+	{"behaviour", "it navigates as a crawler: many pages opened within seconds with no page of the site behind them"},
 }
 
 // AllEvidence lists every finding, in the order of their bits.
@@ -153,6 +165,17 @@ type Verdict struct {
 	Stack string
 	// QUIC is the QUIC stack's family, for "quic" and "quic-family".
 	QUIC string
+	// Seen is what the client did, for the description of "behaviour".
+	Seen Seen
+}
+
+// Seen is what a client did that made it Behaviour: in Window, Pages
+// navigations to distinct pages that no page of the site led to with a
+// person's gesture, Disallowed of them to pages robots.txt's "*" group
+// disallows, among Navs navigations.
+type Seen struct {
+	Pages, Disallowed, Navs uint16
+	Window                  time.Duration
 }
 
 // None reports no evidence at all.
@@ -182,6 +205,18 @@ func (v Verdict) Reason() string {
 			} else {
 				b.WriteString("'s, another browser engine's")
 			}
+			continue
+		}
+		if f == Behaviour && v.Seen.Pages > 0 {
+			b.WriteString("it opened ")
+			b.WriteString(strconv.Itoa(int(v.Seen.Pages)))
+			b.WriteString(" pages in ")
+			b.WriteString(v.Seen.Window.String())
+			b.WriteString(" with no page of the site behind them (")
+			b.WriteString(strconv.Itoa(int(v.Seen.Disallowed)))
+			b.WriteString(" of them disallowed), among ")
+			b.WriteString(strconv.Itoa(int(v.Seen.Navs)))
+			b.WriteString(" navigations, as a crawler does")
 			continue
 		}
 		if (f == TLSStack || f == TLSFamily) && v.Stack != "" {

@@ -39,6 +39,7 @@ package behaviour
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -69,6 +70,20 @@ var Default = Config{Window: 10 * time.Second, Pages: 8, Disallowed: 4, Hold: 30
 
 // Slots is how many targets a Summary remembers: the most Pages can be.
 const Slots = 16
+
+// Group returns the configuration of a group of clients (a network's
+// clients of one browser build: [Config.Pages] twice, Disallowed four
+// times, at most Slots), pooling people who each do little, and the
+// configuration of a client of a group that behaves as a crawler (half
+// the thresholds, at least 1), so that a crawler spread over the
+// addresses of a network is caught while a person there who only clicks
+// is never held.
+func (c Config) Group() (group, member Config) {
+	group, member = c, c
+	group.Pages, group.Disallowed = min(Slots, 2*c.Pages), min(Slots, 4*c.Disallowed)
+	member.Pages, member.Disallowed = max(1, (c.Pages+1)/2), max(1, (c.Disallowed+1)/2)
+	return group, member
+}
 
 // Validate reports a configuration that cannot work, naming the field.
 func (c Config) Validate() error {
@@ -137,10 +152,19 @@ func (r *Request) selfStarted(gestures bool) bool {
 }
 
 // Hash returns the FNV-1a hash of a request target (its path and query),
-// which a Summary keeps instead of the target. It allocates nothing.
+// which a Summary keeps instead of the target. A final slash of the path
+// is left out: a typed /account that the site redirects to /account/ is
+// one page, not two. It allocates nothing.
 func Hash(target string) uint32 {
 	h := uint32(2166136261)
+	end := strings.IndexByte(target, '?')
+	if end < 0 {
+		end = len(target)
+	}
 	for i := 0; i < len(target); i++ {
+		if i == end-1 && end > 1 && target[i] == '/' {
+			continue
+		}
 		h ^= uint32(target[i])
 		h *= 16777619
 	}

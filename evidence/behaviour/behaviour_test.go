@@ -256,6 +256,29 @@ func TestObserveFullRing(t *testing.T) {
 	}
 }
 
+func TestHash(t *testing.T) {
+	for _, same := range [][2]string{{"/account", "/account/"}, {"/search?q=a", "/search/?q=a"}} {
+		if Hash(same[0]) != Hash(same[1]) {
+			t.Errorf("%q and %q hash apart", same[0], same[1])
+		}
+	}
+	for _, apart := range [][2]string{{"/", ""}, {"/a", "/b"}, {"/search?q=a", "/search?q=b"}, {"/a?x=/", "/a?x="}} {
+		if Hash(apart[0]) == Hash(apart[1]) {
+			t.Errorf("%q and %q hash alike", apart[0], apart[1])
+		}
+	}
+}
+
+func TestConfigGroup(t *testing.T) {
+	g, m := Default.Group()
+	if g.Pages != 16 || g.Disallowed != 16 || m.Pages != 4 || m.Disallowed != 2 || g.Window != Default.Window || m.Hold != Default.Hold {
+		t.Errorf("group %+v, member %+v", g, m)
+	}
+	if err := g.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	if err := Default.Validate(); err != nil {
 		t.Fatal(err)

@@ -70,7 +70,7 @@ func replay(hits []suiteHit, c *Config) (held, read int) {
 		if v := s.Observe(h.at, &h.r, c); v.Held {
 			return i, read
 		}
-		if h.r.Navigation() && h.r.Disallowed && h.status < 400 {
+		if h.r.Navigation() && h.r.Disallowed && h.status == 200 { // a page read; not a redirect
 			read++
 		}
 	}
