@@ -184,7 +184,7 @@ type crawlPlan struct {
 // pages loaded, by URL path.
 func crawl(base string, p crawlPlan, load func(string) (int, error), links func() ([]string, error), text func() (string, error)) ([]string, error) {
 	var queue, loaded []string
-	seen := map[string]bool{}
+	seen, failed := map[string]bool{}, 0
 	push := func(u string) {
 		v, err := url.Parse(u)
 		if err != nil || "https://"+v.Host != base {
@@ -227,7 +227,13 @@ func crawl(base string, p crawlPlan, load func(string) (int, error), links func(
 			time.Sleep(p.pause)
 		}
 		if _, err := load(u); err != nil {
-			return loaded, err
+			// A refusal with no body is an error page to Chromium's
+			// navigate: the crawler goes on with its queue.
+			if failed++; failed > p.pages {
+				return loaded, err
+			}
+			loaded = append(loaded, u)
+			continue
 		}
 		loaded = append(loaded, u)
 		ls, err := links()
