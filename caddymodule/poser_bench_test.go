@@ -65,13 +65,22 @@ type poserCase struct {
 	name    string
 	checkOn bool
 	browser bool
+	// behaviourOff turns the behaviour evidence off with the check on
+	// (behaviour.go), and image makes the browser's request an image of a
+	// page (Sec-Fetch-Dest: image) instead of a typed navigation: a
+	// navigation is added to its client's and group's summaries (the same
+	// page again: never held), an image only looks its client up.
+	behaviourOff, image bool
 }
 
 var poserCases = []poserCase{
-	{"poser/check-off", false, false},
-	{"poser/check-on", true, false},
-	{"browser/check-off", false, true},
-	{"browser/check-on", true, true},
+	{name: "poser/check-off"},
+	{name: "poser/check-on", checkOn: true},
+	{name: "browser/check-off", browser: true},
+	{name: "browser/check-on", checkOn: true, browser: true},
+	{name: "browser/behaviour-off", checkOn: true, browser: true, behaviourOff: true},
+	{name: "image/check-on", checkOn: true, browser: true, image: true},
+	{name: "image/behaviour-off", checkOn: true, browser: true, behaviourOff: true, image: true},
 }
 
 // poserSetup provisions the handler of c and returns it with a request for
@@ -89,6 +98,9 @@ func poserSetup(tb testing.TB, c poserCase, path string) (*Handler, *http.Reques
 		Rates: map[string]caddy.Duration{"poser": 0}, JA4: "off", Posers: "off"}
 	if c.checkOn {
 		h.JA4, h.Posers = "on", "enforce"
+	}
+	if c.behaviourOff {
+		h.Behaviour = &BehaviourConfig{Disabled: true}
 	}
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	if err := h.Provision(ctx); err != nil {
@@ -112,6 +124,13 @@ func poserSetup(tb testing.TB, c poserCase, path string) (*Handler, *http.Reques
 			"Sec-Ch-Ua": `"Chromium";v="156", "Google Chrome";v="156", "Not-A.Brand";v="99"`, "Sec-Ch-Ua-Mobile": "?0", "Sec-Ch-Ua-Platform": `"Windows"`,
 			"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "Accept-Encoding": "gzip, deflate, br, zstd"} {
 			r.Header.Set(k, v)
+		}
+		if c.image {
+			r.Header.Set("Sec-Fetch-Site", "same-origin")
+			r.Header.Set("Sec-Fetch-Mode", "no-cors")
+			r.Header.Set("Sec-Fetch-Dest", "image")
+			r.Header.Del("Sec-Fetch-User")
+			r.Header.Set("Accept", "image/avif,image/webp,image/apng,image/*,*/*;q=0.8")
 		}
 	} else {
 		handshakes.Record(goHello(tb, r.RemoteAddr))
@@ -165,6 +184,13 @@ func TestPoserCheckAllocs(t *testing.T) {
 		t.Logf("%s: %v allocations per request with the check on, %v off", who, on, off)
 		if on > off {
 			t.Errorf("%s: %v allocations per request with the check on, %v off: the check adds %v", who, on, off, on-off)
+		}
+	}
+	for _, who := range []string{"browser", "image"} {
+		on, off := allocs[who+"/check-on"], allocs[who+"/behaviour-off"]
+		t.Logf("%s: %v allocations per request with the behaviour evidence on, %v off", who, on, off)
+		if on > off {
+			t.Errorf("%s: %v allocations per request with the behaviour evidence on, %v off: it adds %v", who, on, off, on-off)
 		}
 	}
 }

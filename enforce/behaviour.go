@@ -76,15 +76,21 @@ func (s BehaviourSettings) check() (behaviour.Config, error) {
 // Metadata, only for a document (one request in a page's dozens), and
 // whether its TLS handshake (t) is an engine's that sends Sec-Fetch-User.
 // ok is false when the claim is not judged (behaviour or posers off, a
-// claim Judge does not judge, an allowed fingerprint, a poser). [Reader.Read]
+// claim Judge does not judge, an allowed fingerprint, a poser) or the
+// request has no Fetch Metadata. [Reader.Read]
 // calls it; [Engine.Decide] judges what the client did. It allocates
 // nothing.
 func (e *Engine) ReadBehaviour(ua *uaclass.Result, ja4 string, h http.Header, t evidence.TLS) (b behaviour.Request, ok bool) {
 	if e.behaviours == nil || ua.Class != uaclass.Browser || !ua.Claim.Judged() || ja4 != "" && e.allowJA4[ja4] {
 		return b, false
 	}
-	b.Dest = first(h["Sec-Fetch-Dest"])
-	if b.Dest != "document" {
+	switch b.Dest = first(h["Sec-Fetch-Dest"]); b.Dest {
+	case "":
+		// No Fetch Metadata (plain HTTP, where browsers send none): nothing
+		// to read, and a held client's browser always sends it.
+		return b, false
+	case "document":
+	default:
 		return b, true
 	}
 	b.Mode, b.Site, b.User = first(h["Sec-Fetch-Mode"]), first(h["Sec-Fetch-Site"]), first(h["Sec-Fetch-User"])

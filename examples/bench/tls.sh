@@ -25,6 +25,16 @@
 #                     JA4 differs.
 #   same              both fronts with the check off: the noise floor, the
 #                     least difference between the fronts the run can show.
+#   behaviour         the behaviour evidence alone: the whole check on both
+#                     fronts (ja4 on, posers enforce), behaviour on against
+#                     behaviour off, with BENCH_CLIENT=browser (the default
+#                     here) or image. A browser's request is a typed
+#                     navigation of the same page: read, summed into its
+#                     client's and group's summaries (the most a person's
+#                     request costs it) and never held; an image
+#                     (Sec-Fetch-Dest: image) is read and looks nothing up
+#                     while no client is held, as most of a person's
+#                     requests do.
 # BENCH_CLIENT=browser makes wrk send Firefox's navigation headers
 # (Sec-Fetch-*) as well, and Firefox's JA4 in a header the check-on front
 # reads as a CDN's (ja4_header, from trusted_proxies 127.0.0.1, set on both
@@ -32,7 +42,8 @@
 # handshake is still recorded and classified on every connection, while
 # its requests are judged with Firefox's handshake and headers, find no
 # evidence, and are served as a browser's: what the check costs a person's
-# requests.
+# requests. BENCH_CLIENT=image sends an image's Fetch Metadata
+# (Sec-Fetch-Dest: image) instead of a navigation's, with the same JA4.
 # Then a flood of handshakes against the on front: its RSS before and after
 # (the table of handshakes is fixed: 32,768 slots).
 #
@@ -48,7 +59,8 @@ conns=${BENCH_CONNECTIONS:-32}
 flood=${BENCH_FLOOD:-1000000}
 mode=${BENCH_MODE:-posers}
 client=${BENCH_CLIENT:-poser}
-case $client in poser | browser) ;; *) echo "BENCH_CLIENT must be poser or browser, not $client" >&2; exit 2 ;; esac
+[ "$mode" = behaviour ] && client=${BENCH_CLIENT:-browser}
+case $client in poser | browser | image) ;; *) echo "BENCH_CLIENT must be poser, browser or image, not $client" >&2; exit 2 ;; esac
 case $mode in
 posers) on_opts='ja4 on
 		posers enforce' off_opts='ja4 off
@@ -58,7 +70,11 @@ ja4) on_opts='ja4 on
 		posers off' label=ja4 ;;
 same) on_opts='ja4 off
 		posers off' off_opts=$on_opts label=same ;;
-*) echo "BENCH_MODE must be posers, ja4 or same, not $mode" >&2; exit 2 ;;
+behaviour) on_opts='ja4 on
+		posers enforce' off_opts='ja4 on
+		posers enforce
+		behaviour off' label=behaviour ;;
+*) echo "BENCH_MODE must be posers, ja4, same or behaviour, not $mode" >&2; exit 2 ;;
 esac
 work=$(mktemp -d)
 go build -o "$work/caddy" ./examples/caddy
@@ -66,7 +82,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=l
 	-addext subjectAltName=DNS:localhost,IP:127.0.0.1 -days 2 -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 printf 'User-agent: *\nAllow: /\n' >"$work/robots.txt"
 trusted='' ja4hdr=''
-if [ "$client" = browser ]; then
+if [ "$client" != poser ]; then
 	trusted='servers {
 		trusted_proxies static 127.0.0.1/32
 	}'
@@ -102,6 +118,8 @@ CFG
 }
 [ "$mode" != same ] && on_opts="$on_opts
 		$ja4hdr"
+[ "$mode" = behaviour ] && off_opts="$off_opts
+		$ja4hdr"
 config on 18443 "$on_opts"
 config off 18444 "$off_opts"
 pin_caddy=() pin_wrk=()
@@ -125,6 +143,9 @@ if [ "$client" = browser ]; then
 	# passes it on (the check-on front's ja4_header): the check judges
 	# them and finds no evidence.
 	hdrs+=(-H 'Sec-Fetch-Site: none' -H 'Sec-Fetch-Mode: navigate' -H 'Sec-Fetch-Dest: document' -H 'Sec-Fetch-User: ?1'
+		-H 'X-Client-JA4: t13d1717h2_5b57614c22b0_3cbfd9057e0d')
+elif [ "$client" = image ]; then
+	hdrs+=(-H 'Sec-Fetch-Site: same-origin' -H 'Sec-Fetch-Mode: no-cors' -H 'Sec-Fetch-Dest: image'
 		-H 'X-Client-JA4: t13d1717h2_5b57614c22b0_3cbfd9057e0d')
 fi
 # cputicks FRONT: the CPU time (user + system, in clock ticks) of FRONT's
@@ -173,7 +194,7 @@ for m in keep-alive handshakes; do
 done
 # What the fronts made of wrk: with the check on, class poser and its
 # evidence (the first line of each kind; repeats are counted, not logged).
-if [ "$mode" = posers ] && [ "$client" = browser ]; then
+if [ "$mode" = behaviour ] || [ "$mode" = posers ] && [ "$client" != poser ]; then
 	if grep -q '"class":"poser"' "$work/on.decisions.log" "$work/off.decisions.log"; then
 		echo "wrk with a browser's headers was judged a poser" >&2
 		exit 1

@@ -79,8 +79,11 @@ func chromiumGo(ctx context.Context, u string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	resp, err := chromedp.Run(ctx, chromedp.NavigateResponse(u))
-	if err != nil {
+	switch {
+	case err != nil:
 		return 0, fmt.Errorf("%s: %w", u, err)
+	case resp == nil: // an error page (a refusal with no body): no response to tell
+		return 0, nil
 	}
 	return int(resp.Status), nil
 }
@@ -89,7 +92,7 @@ func chromiumGo(ctx context.Context, u string) (int, error) {
 // as a person does (the mouse, over the element) and waits for the
 // navigation it starts to load.
 func chromiumClick(ctx context.Context, sel string) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute) // a loaded machine is slow
 	defer cancel()
 	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
 		return fmt.Errorf("click %s: %w", sel, err)
@@ -257,8 +260,11 @@ func chromiumFromPage(ctx context.Context, u string) (int, error) {
 		_, err := chromedp.Evaluate[any]("location.href = "+strconv.Quote(u))(ctx, t)
 		return err
 	}))
-	if err != nil {
+	switch {
+	case err != nil:
 		return 0, fmt.Errorf("%s: %w", u, err)
+	case resp == nil:
+		return 0, nil
 	}
 	return int(resp.Status), nil
 }
@@ -275,8 +281,11 @@ func chromiumClickTo(ctx context.Context, u string) (int, error) {
 		return 0, fmt.Errorf("%s: %w", u, err)
 	}
 	resp, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS("#crawl-next")))
-	if err != nil {
+	switch {
+	case err != nil:
 		return 0, fmt.Errorf("%s: %w", u, err)
+	case resp == nil:
+		return 0, nil
 	}
 	return int(resp.Status), nil
 }

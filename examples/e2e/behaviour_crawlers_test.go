@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,8 +38,9 @@ var crawlers = []crawler{
 	{slug: "crawler-chromium-location-href", name: "Chromium crawler moving from the page (location.href), images on", plan: crawlPlan{pages: crawlPages, move: byPage}},
 }
 
-// longCrawlers run with ROBOTSGUARD_BEHAVIOUR_LONG=1: what behaviour does
-// not catch, measured.
+// longCrawlers run with ROBOTSGUARD_BEHAVIOUR_LONG=1
+// (TestBehaviourUnseen): what the behaviour evidence does not catch,
+// measured, and what a trap still does.
 var longCrawlers = []crawler{
 	{unseen: true, slug: "crawler-chromium-clicks", name: "Chromium crawler clicking a link it adds to each page, images on", plan: crawlPlan{pages: crawlPages, move: byClick}},
 	{unseen: true, slug: "crawler-chromium-paced", name: "Chromium crawler paced like a reader (3 s a page), images on", plan: crawlPlan{pages: 20, pause: 3 * time.Second}},
@@ -53,13 +53,14 @@ var longCrawlers = []crawler{
 // evidence behaviour, what it did).
 type held struct {
 	held, explained, machinePace bool
+	trapped                      bool
 	read, refused, throttled     int
 	reason                       string
 }
 
 func (h held) String() string {
 	if !h.held {
-		return fmt.Sprintf("never held, %d disallowed pages read", h.read)
+		return fmt.Sprintf("never held, %d disallowed pages read, trapped %v", h.read, h.trapped)
 	}
 	return fmt.Sprintf("held after %d disallowed pages read, then %d refused and %d throttled; the log: %s", h.read, h.refused, h.throttled, h.reason)
 }
@@ -84,6 +85,7 @@ func heldAs(hits []behaviourHit, decisions []rgEntry) held {
 		}
 	}
 	for _, e := range decisions {
+		h.trapped = h.trapped || e.Reason == "trap"
 		if strings.Contains(e.Evidence, "behaviour") {
 			h.held = h.held || e.Class == "poser"
 			if !h.explained && e.Class == "poser" && strings.Contains(e.EvidenceReason, "pages in 10s with no page of the site behind them") {
@@ -122,12 +124,29 @@ func runCrawler(env *behaviourEnv, c crawler, i int) ([]string, error) {
 func TestBehaviourCrawlers(t *testing.T) {
 	need(t, "firefox-esr", "certutil")
 	t.Parallel() // with the people suite
-	crawlers := crawlers
-	if os.Getenv("ROBOTSGUARD_BEHAVIOUR_LONG") != "" {
-		crawlers = append(slices.Clip(crawlers), longCrawlers...)
+	runCrawlers(t, crawlers, behaviourGuard())
+}
+
+// TestBehaviourUnseen (ROBOTSGUARD_BEHAVIOUR_LONG=1): the two crawlers
+// the behaviour evidence does not see, a browser that reaches each page
+// through a click on the page and one paced 3 s a page, are never held by
+// it; both read every link of the page, the hidden one of the home page
+// too, and a trap there (trap /private/hidden.html) blocks them when they
+// follow it.
+func TestBehaviourUnseen(t *testing.T) {
+	need(t, "firefox-esr", "certutil")
+	if os.Getenv("ROBOTSGUARD_BEHAVIOUR_LONG") == "" {
+		t.Skip("a long measurement: ROBOTSGUARD_BEHAVIOUR_LONG=1")
 	}
+	runCrawlers(t, longCrawlers, behaviourGuard()+"\n\t\ttrap /private/hidden.html")
+}
+
+// runCrawlers runs the crawlers one after the other, each on a site of its
+// own, with more robots_guard options guard, and checks what became of
+// each.
+func runCrawlers(t *testing.T, crawlers []crawler, guard string) {
 	bin := chromium(t)
-	s := startBehaviourSites(t, len(crawlers), behaviourGuard())
+	s := startBehaviourSites(t, len(crawlers), guard)
 	env := &behaviourEnv{s: s, chromium: bin, ua: desktopChromeUA(t, bin), tmp: tmpDirs(t)}
 	var rows []string
 	for i, c := range crawlers {
@@ -160,6 +179,9 @@ func TestBehaviourCrawlers(t *testing.T) {
 		case c.unseen:
 			if h.held {
 				t.Errorf("%s: held: docs/posers.md says it is not detected", c.name)
+			}
+			if !h.trapped {
+				t.Errorf("%s: not trapped by the hidden link", c.name)
 			}
 		case !h.held || h.read > bound || h.refused == 0 || h.throttled == 0 || !h.explained:
 			t.Errorf("%s: %d disallowed pages read before it was held (at most %d), then %d refused and %d throttled; held %v, explained %v",

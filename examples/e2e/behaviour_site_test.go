@@ -85,7 +85,8 @@ func behaviourSite(t *testing.T) string {
 	for i := 1; i <= behaviourArticles; i++ {
 		fmt.Fprintf(&list, "<li><a id=\"to-a%02d\" href=\"%s\">Article %d</a> <a id=\"tag-a%02d\" href=\"/search?q=tag%d\">more on tag %d</a></li>\n", i, art(i), i, i, i%7, i%7)
 	}
-	files["index.html"] = page("Home", "<p>Welcome.</p><ul>"+strings.Join(strings.Split(list.String(), "\n")[:10], "\n")+"</ul>")
+	files["index.html"] = page("Home", "<p>Welcome.</p><ul>"+strings.Join(strings.Split(list.String(), "\n")[:10], "\n")+"</ul>"+
+		"\n<footer><a class=\"hidden\" href=\"/private/hidden.html\">staff only</a></footer>")
 	files["articles/index.html"] = page("Articles", "<ul>"+list.String()+"</ul>")
 	files["about.html"] = page("About", "<p>About this site.</p><p><a id=\"to-a01\" href=\"/articles/a01.html\">Our first article</a></p>")
 	for i := 1; i <= behaviourArticles; i++ {
