@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robotsguard/robotsguard/evidence"
@@ -94,6 +95,12 @@ func (e *Engine) ReadBehaviour(ua *uaclass.Result, ja4 string, h http.Header, t 
 		return b, true
 	}
 	b.Mode, b.Site, b.User = first(h["Sec-Fetch-Mode"]), first(h["Sec-Fetch-Site"]), first(h["Sec-Fetch-User"])
+	if b.Mode != "navigate" || b.Site == "cross-site" || b.Site != "none" && b.User == "?1" {
+		// No navigation, or one a page led to with a gesture (a click, a
+		// link from elsewhere): it can only be counted among the
+		// navigations, and nothing below changes that.
+		return b, true
+	}
 	b.Purpose = len(h["Sec-Purpose"]) > 0 || len(h["Purpose"]) > 0 || len(h["X-Moz"]) > 0
 	b.Conditional = len(h["If-None-Match"]) > 0 || len(h["If-Modified-Since"]) > 0
 	eng := t.Engine()
@@ -120,17 +127,29 @@ func (e *Engine) behave(req *Request, p *policy.Policy, now int64) {
 		return
 	}
 	bs := e.behaviours
+	if !b.Navigation() && now >= bs.until.Load() {
+		return // no client is held: a page's images and scripts change nothing
+	}
 	ip := clientAddr(req.IP)
 	fp := maphash.String(bs.seed, req.JA4)
 	cfg := &e.cfg.Behaviour
 	if b.Navigation() {
-		b.Target = behaviour.Hash(req.Target.Normal)
-		b.Disallowed = p != nil && !req.Invalid && !reference(p, nil, &req.Target).Allowed
+		if b.MayCount() {
+			b.Target = behaviour.Hash(req.Target.Normal)
+			b.Disallowed = p != nil && !req.Invalid && !starReference(req, p).Allowed
+		}
 		if bs.groups.observe(bs.key(behaviourNet(ip), fp, e.cfg.DryRun, 1), now, b, &e.behaviourGroup).Held {
 			cfg = &e.behaviourMember
 		}
 	}
 	v := bs.clients.observe(bs.key(e.key(ip, "").Prefix, fp, e.cfg.DryRun, 0), now, b, cfg)
+	if v.Fired {
+		for until := now + int64(cfg.Hold); ; {
+			if old := bs.until.Load(); old >= until || bs.until.CompareAndSwap(old, until) {
+				break
+			}
+		}
+	}
 	if !v.Held {
 		return
 	}
@@ -159,6 +178,10 @@ func behaviourNet(ip netip.Addr) netip.Prefix {
 type behaviours struct {
 	seed            maphash.Seed
 	clients, groups behaviourTable
+	// until is when the last hold of any client ends (Unix nanoseconds):
+	// before it, a request that is no navigation is looked up, to be
+	// held with its client; after it, nobody is held and nothing is.
+	until atomic.Int64
 }
 
 // newBehaviours returns tables of at most n clients and n groups.
@@ -243,7 +266,7 @@ func (t *behaviourTable) observe(key uint64, now int64, r *behaviour.Request, c 
 	defer s.mu.Unlock()
 	i, ok := s.idx[key]
 	if !ok {
-		if !r.Navigation() || r.Conditional || r.Site != "none" && r.Site != "same-origin" && r.Site != "same-site" {
+		if !r.MayCount() {
 			return behaviour.Verdict{}
 		}
 		i = s.slot(key, now)

@@ -31,7 +31,7 @@ func (e *Engine) claimWalk(d *Decision, req *Request, p *policy.Policy) {
 		d.Reason == ReasonBlockedClient && longTarget(&req.Target) {
 		return
 	}
-	ref := reference(p, nil, &req.Target)
+	ref := starReference(req, p)
 	if ref.Allowed {
 		return
 	}

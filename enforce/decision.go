@@ -173,6 +173,20 @@ type Request struct {
 	// judges; behaviourRead says it did.
 	Behaviour     behaviour.Request
 	behaviourRead bool
+	// star is the reference reading of the "*" group for Target, once
+	// starDone: the behaviour evidence and the browser claims' mark
+	// (claimWalk) read it for the same request.
+	star     policy.Result
+	starDone bool
+}
+
+// starReference returns the reference reading of the served file p's "*"
+// group for req's target (see reference), matched once per request.
+func starReference(req *Request, p *policy.Policy) policy.Result {
+	if !req.starDone {
+		req.star, req.starDone = reference(p, nil, &req.Target), true
+	}
+	return req.star
 }
 
 // Decision is the engine's verdict on one request.

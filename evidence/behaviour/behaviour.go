@@ -130,6 +130,18 @@ func (r *Request) Navigation() bool {
 	return r.Mode == "navigate" && r.Dest == "document" && !r.Purpose
 }
 
+// MayCount reports a navigation that a summary may count as self-started,
+// whatever it learned of the browser: one with no page behind it, or one a
+// page of the site started without a gesture; not a revalidation. Only
+// such a navigation needs its Target and Disallowed, and only such a one
+// makes a summary for a client that has none.
+func (r *Request) MayCount() bool {
+	if !r.Navigation() || r.Conditional {
+		return false
+	}
+	return r.Site == "none" || (r.Site == "same-origin" || r.Site == "same-site") && r.User != "?1"
+}
+
 // selfStarted reports a navigation that no page led to with a person's
 // gesture, gestures telling whether the browser sends Sec-Fetch-User: one
 // with no page behind it (Sec-Fetch-Site none) and a gesture (a typed

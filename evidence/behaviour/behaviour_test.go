@@ -47,6 +47,9 @@ func TestSelfStarted(t *testing.T) {
 		if got := c.r.Navigation() && c.r.selfStarted(c.r.Gestures); got != c.own {
 			t.Errorf("%s: self-started = %v, want %v", c.name, got, c.own)
 		}
+		if c.own && !c.r.MayCount() {
+			t.Errorf("%s: self-started, and MayCount false", c.name)
+		}
 	}
 }
 
