@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/robotsguard/robotsguard/evidence"
@@ -18,7 +17,10 @@ import (
 // Behaviour evidence (issue 37, package evidence/behaviour): a browser
 // claim that navigates as a crawler driving a browser does is held to
 // robots.txt as an undeclared bot, exactly as a poser is (class poser,
-// evidence "behaviour"), for the hold's length. A summary is kept per
+// evidence "behaviour"), for the hold's length: its self-started
+// navigations are, the ones that made it a crawler. Its clicks, reloads
+// and subresources are a browser's still: people who share its address
+// and browser build (an office) keep theirs. A summary is kept per
 // client (its address prefix and TLS fingerprint) and per group (its
 // network, /24 or /48, and fingerprint; behaviour.Config.Group: higher
 // thresholds, since a group pools people): a client of a group that
@@ -85,14 +87,11 @@ func (e *Engine) ReadBehaviour(ua *uaclass.Result, ja4 string, h http.Header, t 
 	if e.behaviours == nil || ua.Class != uaclass.Browser || !ua.Claim.Judged() || ja4 != "" && e.allowJA4[ja4] {
 		return b, false
 	}
-	switch b.Dest = first(h["Sec-Fetch-Dest"]); b.Dest {
-	case "":
-		// No Fetch Metadata (plain HTTP, where browsers send none): nothing
-		// to read, and a held client's browser always sends it.
+	if b.Dest = first(h["Sec-Fetch-Dest"]); b.Dest != "document" {
+		// A page's subresources, or no Fetch Metadata (plain HTTP, where
+		// browsers send none): only navigations count, and only they are
+		// held.
 		return b, false
-	case "document":
-	default:
-		return b, true
 	}
 	b.Mode, b.Site, b.User = first(h["Sec-Fetch-Mode"]), first(h["Sec-Fetch-Site"]), first(h["Sec-Fetch-User"])
 	if b.Mode != "navigate" || b.Site == "cross-site" || b.Site != "none" && b.User == "?1" {
@@ -126,31 +125,25 @@ func (e *Engine) behave(req *Request, p *policy.Policy, now int64) {
 	if !req.behaviourRead {
 		return
 	}
-	bs := e.behaviours
-	if !b.Navigation() && now >= bs.until.Load() {
-		return // no client is held: a page's images and scripts change nothing
+	if !b.Navigation() {
+		return
 	}
+	bs := e.behaviours
 	ip := clientAddr(req.IP)
 	fp := maphash.String(bs.seed, req.JA4)
 	cfg := &e.cfg.Behaviour
-	if b.Navigation() {
-		if b.MayCount() {
-			b.Target = behaviour.Hash(req.Target.Normal)
-			b.Disallowed = p != nil && !req.Invalid && !starReference(req, p).Allowed
-		}
-		if bs.groups.observe(bs.key(behaviourNet(ip), fp, e.cfg.DryRun, 1), now, b, &e.behaviourGroup).Held {
-			cfg = &e.behaviourMember
-		}
+	if b.MayCount() {
+		b.Target = behaviour.Hash(req.Target.Normal)
+		b.Disallowed = p != nil && !req.Invalid && !starReference(req, p).Allowed
+	}
+	if bs.groups.observe(bs.key(behaviourNet(ip), fp, e.cfg.DryRun, 1), now, b, &e.behaviourGroup).Held {
+		cfg = &e.behaviourMember
 	}
 	v := bs.clients.observe(bs.key(e.key(ip, "").Prefix, fp, e.cfg.DryRun, 0), now, b, cfg)
-	if v.Fired {
-		for until := now + int64(cfg.Hold); ; {
-			if old := bs.until.Load(); old >= until || bs.until.CompareAndSwap(old, until) {
-				break
-			}
-		}
-	}
-	if !v.Held {
+	if !v.Held || !v.Counted {
+		// Only the self-started navigations of a held client are held:
+		// the clicks, reloads and images of people who share its address
+		// and browser build (an office) are theirs.
 		return
 	}
 	req.Evidence.Evidence |= evidence.Behaviour
@@ -178,10 +171,6 @@ func behaviourNet(ip netip.Addr) netip.Prefix {
 type behaviours struct {
 	seed            maphash.Seed
 	clients, groups behaviourTable
-	// until is when the last hold of any client ends (Unix nanoseconds):
-	// before it, a request that is no navigation is looked up, to be
-	// held with its client; after it, nobody is held and nothing is.
-	until atomic.Int64
 }
 
 // newBehaviours returns tables of at most n clients and n groups.

@@ -32,9 +32,8 @@
 #                     navigation of the same page: read, summed into its
 #                     client's and group's summaries (the most a person's
 #                     request costs it) and never held; an image
-#                     (Sec-Fetch-Dest: image) is read and looks nothing up
-#                     while no client is held, as most of a person's
-#                     requests do.
+#                     (Sec-Fetch-Dest: image) has its one header read and
+#                     nothing more, as most of a person's requests do.
 # BENCH_CLIENT=browser makes wrk send Firefox's navigation headers
 # (Sec-Fetch-*) as well, and Firefox's JA4 in a header the check-on front
 # reads as a CDN's (ja4_header, from trusted_proxies 127.0.0.1, set on both
