@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -30,29 +31,25 @@ type BehaviourConfig struct {
 }
 
 // settings returns the engine's settings of c (nil: the defaults).
-func (c *BehaviourConfig) settings() enforce.BehaviourSettings {
-	if c == nil {
-		return enforce.BehaviourSettings{}
+func (c *BehaviourConfig) settings() (s enforce.BehaviourSettings) {
+	if c != nil {
+		s = enforce.BehaviourSettings{Off: c.Disabled, Window: time.Duration(c.Window), Hold: time.Duration(c.Hold), Pages: c.Pages, Disallowed: c.Disallowed}
 	}
-	return enforce.BehaviourSettings{Off: c.Disabled, Window: time.Duration(c.Window), Hold: time.Duration(c.Hold),
-		Pages: c.Pages, Disallowed: c.Disallowed}
+	return s
 }
 
 // behaviourOption reads "behaviour off" or a block of the options below.
 var behaviourOption = caddyfileOption{read: func(h *Handler, r *optionReader) error {
-	if h.Behaviour == nil {
-		h.Behaviour = &BehaviourConfig{}
-	}
+	h.Behaviour = cmp.Or(h.Behaviour, &BehaviourConfig{})
 	r.set("behaviour")
-	d := r.d
-	if d.NextArg() {
+	if d := r.d; d.NextArg() {
 		if d.Val() != "off" || d.NextArg() {
 			return r.errf("want 'off' or a block, got '%s'", d.Val())
 		}
 		h.Behaviour.Disabled = true
 		return nil
 	}
-	return readOptions(h, r, d.Nesting(), behaviourOptions, "behaviour")
+	return readOptions(h, r, r.d.Nesting(), behaviourOptions, "behaviour")
 }}
 
 var behaviourOptions = map[string]caddyfileOption{
