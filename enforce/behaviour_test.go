@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -369,4 +370,35 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// TestBehaviourConcurrent: clients deciding at once share the tables
+// safely (run with -race), and a crawler among them is still held.
+func TestBehaviourConcurrent(t *testing.T) {
+	clock := newClock()
+	e := newEngine(t, Config{BehaviourClients: 256}, clock)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				h := typedNav
+				if i%3 == 0 {
+					h = clickNav
+				}
+				browse(t, e, fmt.Sprintf("198.51.%d.%d", g, i%200), fmt.Sprintf("/p%d", i%11), h)
+			}
+		}()
+	}
+	held := false
+	for i := range 8 {
+		if r, _ := browse(t, e, "203.0.113.9", fmt.Sprintf("/q%d", i), typedNav); r.UA.Class == uaclass.Poser {
+			held = true
+		}
+	}
+	wg.Wait()
+	if !held {
+		t.Error("the crawler among them was not held")
+	}
 }
