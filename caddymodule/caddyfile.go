@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -240,6 +241,32 @@ func fieldOption[T string | bool | int | caddy.Duration](path string, to func(h 
 	}}
 }
 
+// offOrBlock returns the option "<name> off", which sets the flag off
+// returns, or "<name> { ... }", a block of table's options; off also
+// makes the block's config, which table's options fill.
+func offOrBlock(name string, table map[string]caddyfileOption, off func(h *Handler) *bool) caddyfileOption {
+	return caddyfileOption{read: func(h *Handler, r *optionReader) error {
+		flag := off(h)
+		r.set(name)
+		if d := r.d; d.NextArg() {
+			if d.Val() != "off" || d.NextArg() {
+				return r.errf("want 'off' or a block, got '%s'", d.Val())
+			}
+			*flag = true
+			return nil
+		}
+		return readOptions(h, r, r.d.Nesting(), table, name)
+	}}
+}
+
+// behaviourOptions are the behaviour block's (docs/posers.md).
+var behaviourOptions = map[string]caddyfileOption{
+	"window":     fieldOption("behaviour.window", func(h *Handler) *caddy.Duration { return &h.Behaviour.Window }),
+	"pages":      fieldOption("behaviour.pages", func(h *Handler) *int { return &h.Behaviour.Pages }),
+	"disallowed": fieldOption("behaviour.disallowed", func(h *Handler) *int { return &h.Behaviour.Disallowed }),
+	"hold":       fieldOption("behaviour.hold", func(h *Handler) *caddy.Duration { return &h.Behaviour.Hold }),
+}
+
 // listOption returns the repeatable option whose arguments (at least
 // one) add up in a list field, at path.
 func listOption(path string, to func(h *Handler) *[]string) caddyfileOption {
@@ -366,24 +393,13 @@ var caddyfileOptions = map[string]caddyfileOption{
 	"allow_impostors":          fieldOption("allow_impostors", func(h *Handler) *bool { return &h.AllowImpostors }),
 	"posers":                   fieldOption("posers", func(h *Handler) *string { return &h.Posers }),
 	"allow_fingerprint":        listOption("allow_fingerprints", func(h *Handler) *[]string { return &h.AllowFingerprints }),
-	"behaviour":                behaviourOption, // behaviour.go
+	"behaviour":                offOrBlock("behaviour", behaviourOptions, func(h *Handler) *bool { return &h.Behaviour.Disabled }),
 	"allow_ip":                 listOption("allow_ips", func(h *Handler) *[]string { return &h.AllowIPs }),
 	"allow_token":              listOption("allow_tokens", func(h *Handler) *[]string { return &h.AllowTokens }),
-	"verify": {read: func(h *Handler, r *optionReader) error {
-		if h.Verify == nil {
-			h.Verify = &VerifyConfig{}
-		}
-		r.set("verify")
-		d := r.d
-		if d.NextArg() {
-			if d.Val() != "off" || d.NextArg() {
-				return r.errf("want 'off' or a block, got '%s'", d.Val())
-			}
-			h.Verify.Disabled = true
-			return nil
-		}
-		return readOptions(h, r, d.Nesting(), verifyOptions, "verify")
-	}},
+	"verify": offOrBlock("verify", verifyOptions, func(h *Handler) *bool {
+		h.Verify = cmp.Or(h.Verify, &VerifyConfig{})
+		return &h.Verify.Disabled
+	}),
 	"web_bot_auth": webBotAuthOption,
 	"bot": {repeatable: true, read: func(h *Handler, r *optionReader) error {
 		args, err := r.args(3, -1, "<token> <class> <match phrase...>")

@@ -99,7 +99,8 @@ func (h *Handler) check() (*settings, error) {
 		EscalateVerifiedSearch: h.EscalateVerifiedSearch, AllowBadAgents: h.AllowBadAgents,
 		AllowImpostors: h.AllowImpostors,
 		AllowIPs:       h.AllowIPs, AllowTokens: h.AllowTokens, ContentUsage: h.ContentUsage,
-		Posers: h.Posers, AllowFingerprints: h.AllowFingerprints, Behaviour: h.Behaviour.settings(),
+		Posers: h.Posers, AllowFingerprints: h.AllowFingerprints, Behaviour: enforce.BehaviourSettings{Off: h.Behaviour.Disabled, Window: time.Duration(h.Behaviour.Window),
+			Hold: time.Duration(h.Behaviour.Hold), Pages: h.Behaviour.Pages, Disallowed: h.Behaviour.Disallowed},
 		MaxClients: h.MaxClients, MaxBlocks: h.MaxBlocks, StateTTL: time.Duration(h.StateTTL),
 	}.Check()
 	if err != nil {

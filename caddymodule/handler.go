@@ -223,11 +223,11 @@ type Handler struct {
 	// then served as the browser it claims. Default: none.
 	AllowFingerprints []string `json:"allow_fingerprints,omitempty"`
 
-	// Behaviour configures the behaviour evidence (behaviour.go): a browser
+	// Behaviour configures the behaviour evidence (BehaviourConfig): a browser
 	// claim that navigates as a crawler driving a browser is held to
 	// robots.txt as a poser is. Default: on (window 10s, pages 8,
 	// disallowed 4, hold 30m).
-	Behaviour *BehaviourConfig `json:"behaviour,omitempty"`
+	Behaviour BehaviourConfig `json:"behaviour,omitzero"`
 
 	// AllowIPs are IP ranges (CIDR or single IPs) that are never refused.
 	// Default: none.
@@ -387,6 +387,27 @@ type Handler struct {
 	site                       string        // the site it guards (state.go), the default zone
 	stats                      *review.Stats // the site's live statistics in the zone
 	siteCount                  *metrics.SiteDecisions
+}
+
+// BehaviourConfig configures the behaviour evidence (docs/posers.md,
+// "Behaviour"): a browser claim whose navigations start as a crawler's
+// that drives a browser (many pages within seconds with no page of the
+// site behind them) is held to robots.txt as an undeclared bot, as a
+// poser is. Posers "log" and "off", and dry run, apply to it.
+type BehaviourConfig struct {
+	// Disabled turns the behaviour evidence off. Default: false, on.
+	Disabled bool `json:"disabled,omitempty"`
+	// Window is how far back it looks. Default: 10s.
+	Window caddy.Duration `json:"window,omitempty"`
+	// Pages is how many such navigations to distinct pages in the window
+	// make a crawler. Default: 8.
+	Pages int `json:"pages,omitempty"`
+	// Disallowed is how many such navigations to distinct pages the "*"
+	// group disallows make one. Default: 4, at most Pages.
+	Disallowed int `json:"disallowed,omitempty"`
+	// Hold is how long the client is held after its last such navigation.
+	// Default: 30m.
+	Hold caddy.Duration `json:"hold,omitempty"`
 }
 
 // VerifyConfig configures bot verification.

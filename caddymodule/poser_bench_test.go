@@ -100,7 +100,7 @@ func poserSetup(tb testing.TB, c poserCase, path string) (*Handler, *http.Reques
 		h.JA4, h.Posers = "on", "enforce"
 	}
 	if c.behaviourOff {
-		h.Behaviour = &BehaviourConfig{Disabled: true}
+		h.Behaviour.Disabled = true
 	}
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	if err := h.Provision(ctx); err != nil {
