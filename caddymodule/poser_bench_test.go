@@ -66,7 +66,7 @@ type poserCase struct {
 	checkOn bool
 	browser bool
 	// behaviourOff turns the behaviour evidence off with the check on
-	// (behaviour.go), and image makes the browser's request an image of a
+	// (BehaviourConfig), and image makes the browser's request an image of a
 	// page (Sec-Fetch-Dest: image) instead of a typed navigation: a
 	// navigation is added to its client's and group's summaries (the same
 	// page again: never held), an image only looks its client up.

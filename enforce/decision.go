@@ -169,8 +169,9 @@ type Request struct {
 	// what the client did (evidence.Behaviour).
 	Evidence evidence.Verdict
 	// Behaviour is what the behaviour evidence reads of the request
-	// (behaviour.go), which [Engine.Judge] fills in for the claims it
-	// judges; behaviourRead says it did.
+	// (behaviour.go), which [Reader.Read] fills in through
+	// [Engine.ReadBehaviour] for a document of a claim Judge judges;
+	// behaviourRead says it did.
 	Behaviour     behaviour.Request
 	behaviourRead bool
 	// star is the reference reading of the "*" group for Target, once
