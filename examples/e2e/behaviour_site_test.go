@@ -28,6 +28,13 @@ import (
 // own (a port and a zone), every request in Caddy's access log and every
 // decision in the decision log (log_allowed 1).
 
+// behaviourOffHere turns the behaviour evidence off for the tests of how a
+// client speaks (TestPosers, TestTLSFamily, TestQUIC): their browsers type
+// a dozen addresses of the site in a few seconds, which is what a crawler
+// driving a browser does, and which the behaviour evidence holds (the
+// suites here hold it to people who click).
+const behaviourOffHere = "behaviour off"
+
 // behaviourRobots is the site's robots.txt.
 const behaviourRobots = "User-agent: *\nCrawl-delay: 1\nDisallow: /private/\nDisallow: /search\nDisallow: /account\n"
 

@@ -192,7 +192,7 @@ func TestPosers(t *testing.T) {
 		}
 	}
 	browsers := []string{"chromium h2", "chromium h3", "firefox-esr h2", "firefox-esr h3"}
-	sites := startTLSSites(t, ca, tlsSiteOptions{n: len(runs) + len(browsers), robots: posersRobots, root: posersSite(t)})
+	sites := startTLSSites(t, ca, tlsSiteOptions{n: len(runs) + len(browsers), robots: posersRobots, root: posersSite(t), guard: behaviourOffHere})
 
 	var posers []poserResult
 	for i, r := range runs {

@@ -42,7 +42,7 @@ func TestQUIC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sites := startTLSSites(t, ca, tlsSiteOptions{n: 3, robots: posersRobots, root: posersSite(t)})
+	sites := startTLSSites(t, ca, tlsSiteOptions{n: 3, robots: posersRobots, root: posersSite(t), guard: behaviourOffHere})
 	if strings.Contains(sites.out.String(), "without the robots_guard_quic packet conn wrapper") {
 		t.Errorf("Caddy warns of a missing QUIC wrapper:\n%s", sites.out.String())
 	}

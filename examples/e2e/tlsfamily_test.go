@@ -105,7 +105,7 @@ func TestTLSFamily(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "favicon.ico"), []byte("\x00\x00\x01\x00"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sites := startTLSSites(t, ca, tlsSiteOptions{n: len(posers) + len(browsers), robots: posersRobots, root: root})
+	sites := startTLSSites(t, ca, tlsSiteOptions{n: len(posers) + len(browsers), robots: posersRobots, root: root, guard: behaviourOffHere})
 
 	caught := 0
 	for i, p := range posers {
