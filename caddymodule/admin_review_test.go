@@ -237,7 +237,7 @@ func BenchmarkObserve(b *testing.B) {
 				ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{caddyhttp.TrustedProxyVarKey: false, caddyhttp.ClientIPVarKey: "192.0.2.1"})
 				rr := r.WithContext(ctx)
 				if withObserve {
-					h.observe(rr, &rec)
+					h.observe(rr, varsOf(rr), &rec)
 				}
 			}
 		})

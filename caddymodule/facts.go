@@ -21,20 +21,33 @@ import (
 // even to a Host of localhost, which a proxy in front may send for a
 // public plain-HTTP site (nginx's default Host is the upstream's), where
 // browsers send no Fetch Metadata: a plain-HTTP origin only drops checks.
-func (h *Handler) facts(r *http.Request) enforce.Facts {
-	f := enforce.Facts{ClientIP: clientIP(r), URI: requestURI(r), Scheme: "http", Origin: evidence.Insecure}
+//
+// vars are the request's variables (caddyhttp.VarsCtxKey), looked up once
+// per request: the client IP and whether it came through a trusted proxy
+// are there, and the placeholders go there (observe).
+func (h *Handler) facts(r *http.Request, vars map[string]any) enforce.Facts {
+	f := enforce.Facts{ClientIP: clientIPIn(r, vars), URI: requestURI(r), Scheme: "http", Origin: evidence.Insecure}
 	if r.TLS != nil {
 		f.Scheme, f.Origin = "https", evidence.Secure
 	}
-	h.requestTLS(r, &f)
+	h.requestTLSIn(r, vars, &f)
 	return f
+}
+
+// varsOf returns the request's variables, or nil outside a Caddy server.
+func varsOf(r *http.Request) map[string]any {
+	vars, _ := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any)
+	return vars
 }
 
 // clientIP returns the client IP Caddy determined (trusted_proxies
 // honoured), falling back to the connection's remote address. Headers such
 // as X-Forwarded-For are never read here.
-func clientIP(r *http.Request) netip.Addr {
-	if s, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && s != "" {
+func clientIP(r *http.Request) netip.Addr { return clientIPIn(r, varsOf(r)) }
+
+// clientIPIn is clientIP with the request's variables.
+func clientIPIn(r *http.Request, vars map[string]any) netip.Addr {
+	if s, ok := vars[caddyhttp.ClientIPVarKey].(string); ok && s != "" {
 		if ip, err := netip.ParseAddr(s); err == nil {
 			return ip.Unmap()
 		}

@@ -364,6 +364,7 @@ type Handler struct {
 	QUIC string `json:"quic,omitempty"`
 
 	decisions  *report.DecisionLog
+	server     *caddyhttp.Server    // the server provisioned in, or nil
 	opsLogger  *zap.Logger          // reload and configuration problems, for Caddy's main log
 	serve      bool                 // ServeRobots resolved
 	prints     enforce.Fingerprints // ja4, ja4_header and quic resolved
@@ -461,7 +462,8 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // it (a file) or refreshing it (a URL).
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.opsLogger = ctx.Logger(opsLog{})
-	h.nameSite(ctx) // state.go: state per site by default
+	h.server, _ = ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server) // nil outside a Caddy server (tests)
+	h.nameSite(ctx)                                                     // state.go: state per site by default
 	set, err := h.checkConfig()
 	if err != nil {
 		return err
@@ -581,7 +583,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.next.reached(next, r)
 	}
 	snap := h.source.Snapshot()
-	f := h.facts(r)
+	vars := varsOf(r)
+	f := h.facts(r, vars)
 	var rd enforce.Reading
 	if err := h.reader.Read(r, &f, snap.Policy, &rd); err != nil {
 		// No client sends a fragment; servers read "/#/../x" as "/x".
@@ -590,7 +593,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	req := &rd.Request
 	d := h.engine.Decide(req, snap.Policy)
 	if !d.FeedOnly() { // else recorded once the response is known (serveFeed)
-		h.record(r, &rd, &d, snap)
+		h.record(r, vars, &rd, &d, snap)
 	}
 	if d.Enforced() {
 		if d.Action == enforce.Tarpit {
@@ -623,7 +626,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	w = h.headers.Wrap(w, req.Target.Normal) // X-Robots-Tag, Content-Usage
 	if gate != nil {
-		return h.serveFeed(gate, w, r, next, &rd, d, snap)
+		return h.serveFeed(gate, w, r, vars, next, &rd, d, snap)
 	}
 	return next.ServeHTTP(w, r)
 }
@@ -634,10 +637,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // (enforce.FeedGate, which needs no Caddy). The decision is completed,
 // counted and logged once the response is known, and a held response is
 // answered with the refusal.
-func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, rd *enforce.Reading, d enforce.Decision, snap *source.Snapshot) error {
+func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *http.Request, vars map[string]any, next caddyhttp.Handler, rd *enforce.Reading, d enforce.Decision, snap *source.Snapshot) error {
 	err := next.ServeHTTP(w, r)
 	d = h.engine.FeedOutcome(&rd.Request, d, gate.Done(err))
-	h.record(r, rd, &d, snap)
+	h.record(r, vars, rd, &d, snap)
 	if !gate.Held() {
 		return err
 	}
@@ -647,7 +650,7 @@ func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *ht
 // record makes the one record of a decision (record.New) and hands it to
 // the metrics, the live statistics, the placeholders and (when
 // noteworthy or sampled) the decision log.
-func (h *Handler) record(r *http.Request, rd *enforce.Reading, d *enforce.Decision, snap *source.Snapshot) {
+func (h *Handler) record(r *http.Request, vars map[string]any, rd *enforce.Reading, d *enforce.Decision, snap *source.Snapshot) {
 	rec := record.New(rd, d, h.Zone, snap.Version, snap.Body)
 	rec.Site = h.site
 	if !rec.BlockedUntil.IsZero() && rec.Reason != enforce.ReasonBlockedClient {
@@ -655,7 +658,7 @@ func (h *Handler) record(r *http.Request, rd *enforce.Reading, d *enforce.Decisi
 	}
 	h.metrics.Record(&rec)
 	h.siteCount.Count(rec.Action)
-	h.observe(r, &rec) // observe.go: live statistics, placeholders
+	h.observe(r, vars, &rec) // observe.go: live statistics, placeholders
 	if rec.Noteworthy || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
 		h.decisions.Write(&rec)
 	}

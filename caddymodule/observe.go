@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/robotsguard/robotsguard/record"
 )
@@ -21,18 +20,20 @@ import (
 // vars by the next, so the last decision is the one they show. Setting
 // static values instead would take the replacer's lock once per value and
 // grow its map on every request.
-func (h *Handler) observe(r *http.Request, rec *record.Record) {
+// vars are the request's variables (nil outside a Caddy server).
+func (h *Handler) observe(r *http.Request, vars map[string]any, rec *record.Record) {
 	h.stats.Add(rec)
-	ctx := r.Context()
-	p, _ := caddyhttp.GetVar(ctx, placeholdersVar).(*record.Placeholders)
+	p, _ := vars[placeholdersVar].(*record.Placeholders)
 	if p == nil {
-		repl, ok := ctx.Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+		repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 		if !ok {
 			return
 		}
 		p = new(record.Placeholders)
 		repl.Map(p.Lookup)
-		caddyhttp.SetVar(ctx, placeholdersVar, p)
+		if vars != nil {
+			vars[placeholdersVar] = p
+		}
 	}
 	p.Set(rec)
 }

@@ -25,17 +25,22 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, d *enforce.Deci
 		_, err := w.Write(rf.Body)
 		return err
 	}
-	if !hasErrorRoutes(r) {
+	if !h.errorRoutes(r) {
 		w.WriteHeader(rf.Status)
 		return nil
 	}
 	return caddyhttp.Error(rf.Status, rf.Err())
 }
 
-// hasErrorRoutes reports whether the request's server has handle_errors
+// errorRoutes reports whether the request's server has handle_errors
 // routes, or may have: outside a Caddy server (a test calling ServeHTTP)
-// the refusal is returned as an error, as it always was.
-func hasErrorRoutes(r *http.Request) bool {
-	srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
-	return !ok || srv == nil || srv.Errors != nil && len(srv.Errors.Routes) > 0
+// the refusal is returned as an error, as it always was. The server a
+// handler was provisioned in answers for all its requests (Provision
+// notes it: a request then looks nothing up).
+func (h *Handler) errorRoutes(r *http.Request) bool {
+	srv := h.server
+	if srv == nil {
+		srv, _ = r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	}
+	return srv == nil || srv.Errors != nil && len(srv.Errors.Routes) > 0
 }

@@ -87,8 +87,12 @@ func (h *Handler) fingerprintHandshakes(ctx caddy.Context) {
 // connection (quic.go): the hello the QUIC wrapper read, or without it
 // the JA4 and family the matcher read, which no one's spoofed Initials can
 // replace, as they could a record by address. It allocates nothing.
-func (h *Handler) requestTLS(r *http.Request, f *enforce.Facts) {
-	switch trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); {
+func (h *Handler) requestTLS(r *http.Request, f *enforce.Facts) { h.requestTLSIn(r, varsOf(r), f) }
+
+// requestTLSIn is requestTLS with the request's variables, vars (facts
+// looks them up once per request).
+func (h *Handler) requestTLSIn(r *http.Request, vars map[string]any, f *enforce.Facts) {
+	switch trusted, _ := vars[caddyhttp.TrustedProxyVarKey].(bool); {
 	case trusted:
 		h.prints.Proxied(f, r.Header)
 	case r.TLS == nil:

@@ -126,7 +126,7 @@ type Reading struct {
 // With Agents nil Read allocates nothing for a classified User-Agent
 // (the classifier caches) and an ordinary target.
 func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading) error {
-	ua := r.Header.Get("User-Agent")
+	ua := header(r.Header, "User-Agent")
 	// 1. Classification.
 	who := rd.Classifier.Classify(ua)
 	// 2. Signature identification.
@@ -141,7 +141,7 @@ func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading
 	if poser {
 		who = uaclass.Result{Class: uaclass.Poser, Claim: who.Claim}
 	}
-	crossSite := !poser && CrossSite(r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Referer"), r.Host)
+	crossSite := !poser && CrossSite(header(r.Header, "Sec-Fetch-Site"), header(r.Header, "Referer"), r.Host)
 	// What the request says of how its client navigates, for the
 	// behaviour evidence that Decide judges over its requests.
 	behaved, behaviourRead := rd.Engine.ReadBehaviour(&who, f.JA4, r.Header, f.TLS)
@@ -182,8 +182,8 @@ func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading
 			Target:      target,
 			Invalid:     invalid,
 			BrowserLike: who.BrowserLike,
-			Dest:        r.Header.Get("Sec-Fetch-Dest"),
-			Accept:      r.Header.Get("Accept"),
+			Dest:        header(r.Header, "Sec-Fetch-Dest"),
+			Accept:      header(r.Header, "Accept"),
 			JA4:         f.JA4,
 			QUIC:        f.QUIC,
 			Evidence:    judged,
@@ -198,4 +198,15 @@ func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading
 		NonCanonical: nonCanonical,
 	}
 	return nil
+}
+
+// header returns the first value of a header field by its canonical name:
+// Header.Get without canonicalising the name, which costs every request
+// (a server's request header names are canonical: net/http's, HTTP/2's
+// and HTTP/3's alike).
+func header(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
