@@ -262,6 +262,11 @@ type Decision struct {
 	// names another (a poser's refusal under the enforcer's reading, a
 	// trap). The decision is logged.
 	BrowserDisallowed bool
+
+	// at is when the engine decided (Unix nanoseconds; 0: not the
+	// engine's decision), the time a refusal's Retry-After counts from:
+	// one clock read per request, not two.
+	at int64
 }
 
 // Enforced reports whether the decision must be carried out: a refusal

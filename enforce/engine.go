@@ -139,7 +139,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		e.behave(req, p, now.UnixNano()) // behaviour.go: may make it a poser
 	}
 	ua := &req.UA
-	d := Decision{DryRun: e.cfg.DryRun, Person: ua.Class == uaclass.Browser}
+	d := Decision{DryRun: e.cfg.DryRun, Person: ua.Class == uaclass.Browser, at: now.UnixNano()}
 	if req.Evidence.Decisive() {
 		d.Evidence = req.Evidence.Evidence
 	}

@@ -27,7 +27,7 @@ type claimStats struct {
 
 // record counts e, a request marked BrowserDisallowed; path is its path
 // without the query.
-func (c *claimStats) record(e *Event, path string) {
+func (c *claimStats) record(e *Event, path string, in *interned) {
 	claim := record.ClaimOf(e.Class, e.Evidence, e.Outcome)
 	class, refused := 0, 0
 	if claim.Class == uaclass.Poser {
@@ -43,7 +43,7 @@ func (c *claimStats) record(e *Event, path string) {
 	c.mu.Lock()
 	c.paths.add(keepString(path), TopPaths, nil)
 	if e.Rule != nil {
-		addRule(&c.rules, e)
+		addRule(&c.rules, e, in)
 	}
 	c.mu.Unlock()
 }

@@ -129,6 +129,7 @@ type Stats struct {
 	series   *series
 	versions versions
 	claims   claimStats // browser claims on disallowed paths (claims.go)
+	patterns interned   // the rule patterns the top lists hold (topk.go)
 	dryRun   atomic.Uint64
 	// clock is a coarse clock (Unix nanoseconds) for events without a
 	// time, set by a ticker: reading the time costs more than recording.
@@ -286,7 +287,7 @@ func (s *Stats) Record(e *Event) {
 	}
 	path := cutQuery(e.Path)
 	if e.BrowserDisallowed {
-		s.claims.record(e, path)
+		s.claims.record(e, path, &s.patterns)
 	}
 	if e.Token == "" {
 		s.recordClass(e, t, path)
@@ -323,7 +324,7 @@ func (s *Stats) Record(e *Event) {
 			b.addrRobotsAt = max(b.addrRobotsAt, unixNano(e.RobotsAt))
 		}
 		if e.Rule != nil {
-			addRule(&b.rules, e)
+			addRule(&b.rules, e, &s.patterns)
 		}
 	}
 	if !e.RobotsTxt {
@@ -397,7 +398,7 @@ func (s *Stats) recordClass(e *Event, t int64, path string) {
 	}
 	c.mu.Lock()
 	if e.Rule != nil {
-		addRule(&c.rules, e)
+		addRule(&c.rules, e, &s.patterns)
 	}
 	c.paths.add(keepString(path), TopPaths, nil)
 	c.mu.Unlock()
@@ -406,7 +407,7 @@ func (s *Stats) recordClass(e *Event, t int64, path string) {
 // addRule counts e's rule in a top list of rules: the same rule broken
 // under another robots.txt version is the same item, which then names the
 // latest version and line and remembers the older versions.
-func addRule(t *top[ruleKey], e *Event) {
+func addRule(t *top[ruleKey], e *Event, in *interned) {
 	k := ruleKey{version: e.Version, rule: keepRule(*e.Rule)}
 	if k.rule.Line == 0 {
 		k.reason = e.Reason // an added rule: block_class, a trap
@@ -433,7 +434,12 @@ func addRule(t *top[ruleKey], e *Event) {
 		}
 		return
 	}
-	t.add(k, TopRules, ownRule)
+	// Not in the list (sameRule found none, so neither is the key): a
+	// new item, whose pattern the list owns.
+	t.insert(k, TopRules, func(r ruleKey) ruleKey {
+		r.rule.Pattern = in.own(r.rule.Pattern)
+		return r
+	})
 }
 
 // sameRule reports whether two rule keys are the same rule, whatever the

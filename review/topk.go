@@ -2,6 +2,7 @@ package review
 
 import (
 	"strings"
+	"sync"
 )
 
 // top is a space-saving top-k list (Metwally et al.): a key not in a full
@@ -26,6 +27,12 @@ func (t *top[K]) add(key K, k int, own func(K) K) {
 			return
 		}
 	}
+	t.insert(key, k, own)
+}
+
+// insert counts one occurrence of key, which the list does not hold.
+func (t *top[K]) insert(key K, k int, own func(K) K) {
+	l := *t
 	if own != nil {
 		key = own(key)
 	}
@@ -45,9 +52,29 @@ func (t *top[K]) add(key K, k int, own func(K) K) {
 	l[m] = topItem[K]{key: key, count: l[m].count + 1, err: l[m].count}
 }
 
-// ownRule copies a rule key's pattern, a piece of the robots.txt file
-// that the top list must not hold on to.
-func ownRule(r ruleKey) ruleKey {
-	r.rule.Pattern = strings.Clone(r.rule.Pattern)
-	return r
+// interned holds copies of the rule patterns the top lists keep, so that
+// they do not hold on to the robots.txt files the patterns are pieces of,
+// and a flood that cycles through a file's rules copies each once, not
+// once per request. Bounded: when full it starts again.
+type interned struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// maxInterned bounds the patterns interned.
+const maxInterned = 4096
+
+// own returns a copy of s that holds on to nothing else.
+func (in *interned) own(s string) string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if c, ok := in.m[s]; ok {
+		return c
+	}
+	if in.m == nil || len(in.m) >= maxInterned {
+		in.m = make(map[string]string, 64)
+	}
+	c := strings.Clone(s)
+	in.m[c] = c
+	return c
 }
