@@ -298,15 +298,22 @@ func (p *Policy) MatchReading(tokens []string, t *Target, r Reading) Result {
 	if g == nil {
 		return res
 	}
-	var c *crule
+	// A refusal's departure: the departure by which the reading refuses
+	// t, or none when the reference reading refuses t too (under both
+	// readings, the reference refuses only what both refuse, as
+	// MatchTarget does). None where the rule that refuses is the normal
+	// form's, a target without a query: the reference reading decides it
+	// alike (plain), and is not matched again.
+	var c, o *crule
+	var plain, oPlain bool
 	switch {
 	case g.google == nil || r == SplitReading:
-		c = g.split.decideTarget(t)
+		c, plain = g.split.decideTarget(t)
 	case r == GoogleReading:
-		c = g.google.decideTarget(t)
+		c, plain = g.google.decideTarget(t)
 	default:
-		c = g.split.decideTarget(t)
-		o := g.google.decideTarget(t)
+		c, plain = g.split.decideTarget(t)
+		o, oPlain = g.google.decideTarget(t)
 		if allows(c) != allows(o) {
 			res.Ambiguous = true
 			if allows(o) {
@@ -318,7 +325,23 @@ func (p *Policy) MatchReading(tokens []string, t *Target, r Reading) Result {
 		res.Allowed, res.Rule = c.allow, c.rule
 	}
 	if !res.Allowed {
-		res.Departure = g.departure(t, r)
+		switch {
+		case g.google == nil || r == SplitReading:
+			if !plain {
+				res.Departure = g.split.departure(t)
+			}
+		case r == GoogleReading:
+			if !plain {
+				res.Departure = g.google.departure(t)
+			}
+		default: // both refuse: the split reading's departure, else Google's
+			if !plain {
+				res.Departure = g.split.departure(t)
+			}
+			if res.Departure == NoDeparture && !oPlain {
+				res.Departure = g.google.departure(t)
+			}
+		}
 	}
 	return res
 }
@@ -327,18 +350,19 @@ func allows(c *crule) bool { return c == nil || c.allow }
 
 // decideTarget returns the rule that decides for t: the first rule that
 // refuses one of its spellings, else the rule that decides for its normal
-// form, or nil.
-func (s *ruleSet) decideTarget(t *Target) *crule {
+// form, or nil. plain reports a refusal of the normal form itself, a
+// target without a query, which RFC 9309's reading (rfc) refuses alike.
+func (s *ruleSet) decideTarget(t *Target) (_ *crule, plain bool) {
 	first := s.decide(t.Normal)
 	if !allows(first) {
-		return first
+		return first, strings.IndexByte(t.Normal, '?') < 0
 	}
 	for i := 1; i < t.spellings(); i++ {
 		if c := s.decide(t.spelling(i)); !allows(c) {
-			return c
+			return c, false
 		}
 	}
-	return first
+	return first, false
 }
 
 // decide returns the rule that decides for the resource the normal target t

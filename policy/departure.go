@@ -37,23 +37,6 @@ func (d Departure) String() string {
 	return "departure"
 }
 
-// departure returns the departure by which reading r of g refuses t (which
-// MatchReading refuses under r), or NoDeparture when the reference reading
-// refuses t too. Under BothReadings the reference refuses only what both
-// readings of the groups refuse, as MatchTarget does.
-func (g *group) departure(t *Target, r Reading) Departure {
-	switch {
-	case g.google == nil || r == SplitReading:
-		return g.split.departure(t)
-	case r == GoogleReading:
-		return g.google.departure(t)
-	}
-	if d := g.split.departure(t); d != NoDeparture {
-		return d
-	}
-	return g.google.departure(t)
-}
-
 // departure returns why s refuses t though the reference reading of s may
 // not: NoDeparture when the rule that decides for the normal form as RFC
 // 9309 reads it refuses; DepartureQuery when the path alone is refused;

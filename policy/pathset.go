@@ -30,5 +30,6 @@ func (s *PathSet) Contains(target string) bool {
 // ContainsTarget reports whether any spelling of t falls under one of the
 // patterns. It does not allocate.
 func (s *PathSet) ContainsTarget(t *Target) bool {
-	return s.s.decideTarget(t) != nil
+	c, _ := s.s.decideTarget(t)
+	return c != nil
 }
