@@ -118,7 +118,7 @@ func (s *MemoryStore) Blocked(now time.Time) []BlockedClient {
 }
 
 // SortBlocked sorts blocks as [MemoryStore.Blocked] lists them: by address,
-// prefix length, token, enforced before dry-run.
+// prefix length, token, crawler, enforced before dry-run, end.
 func SortBlocked(out []BlockedClient) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -131,7 +131,13 @@ func SortBlocked(out []BlockedClient) {
 		if a.Token != b.Token {
 			return a.Token < b.Token
 		}
-		return !a.DryRun && b.DryRun
+		if a.Crawler != b.Crawler {
+			return a.Crawler < b.Crawler
+		}
+		if a.DryRun != b.DryRun {
+			return !a.DryRun
+		}
+		return a.Until.Before(b.Until)
 	})
 }
 
