@@ -13,9 +13,9 @@ import (
 // event is a message on the events channel: a record that got a block
 // (with the record, for the other instances' caches), or an unblock.
 type event struct {
-	Op     string  `json:"op"`   // "block" or "unblock"
-	From   uint64  `json:"from"` // the instance that sent it
-	Zone   string  `json:"zone"`
+	Op     string   `json:"op"`   // "block" or "unblock"
+	From   uint64   `json:"from"` // the instance that sent it
+	Zone   string   `json:"zone"`
 	ID     string   `json:"id,omitempty"`     // the record (block)
 	Rec    *record  `json:"rec,omitempty"`    // its states (block)
 	Prefix string   `json:"prefix,omitempty"` // what was unblocked (unblock)

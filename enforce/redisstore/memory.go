@@ -74,7 +74,7 @@ type memory struct {
 	epoch   string // the marker's value, as this instance last read it (under mu)
 	// suspected: a reply showed a record older than a block held.
 	suspected atomic.Bool
-	moved   bool   // migrate has run (the watcher's)
+	moved     bool // migrate has run (the watcher's)
 }
 
 // enqueue queues what a decision made without Redis changed: a block
