@@ -204,6 +204,9 @@ func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, 
 		e.BlockedUntil = &Time{Time: d.BlockedUntil.Truncate(time.Millisecond)}
 		e.BlockReason = d.BlockReason.String()
 	}
+	if d.ByCrawler {
+		e.Crawler = d.Crawler.Label()
+	}
 	ce.Write(zap.Inline(e))
 	if rl != nil {
 		rl.start(key, hash, e, time.Now())
@@ -231,7 +234,7 @@ func decisionMessage(d *enforce.Decision) string {
 // at once.
 func incidentalRule(r enforce.Reason) bool {
 	switch r {
-	case enforce.ReasonBlockedClient, enforce.ReasonRate, enforce.ReasonCrawlDelay, enforce.ReasonAddressRate:
+	case enforce.ReasonBlockedClient, enforce.ReasonRate, enforce.ReasonCrawlDelay, enforce.ReasonAddressRate, enforce.ReasonCrawlerRate:
 		return true
 	}
 	return false

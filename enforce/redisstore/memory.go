@@ -30,7 +30,7 @@ import (
 //     tells it when Redis has lost its state: the marker gone, or another
 //     epoch (another instance found it gone first). It then writes back
 //     every block it holds (merging: a block Redis still has is kept, the
-//     later end wins) and reports how many (Hooks.Lost). A reply whose
+//     later end wins) and reports how many (Hooks.Memory). A reply whose
 //     record is older than a block the instance holds says the same of one
 //     record (an eviction): the instance checks at once.
 //   - Blocks stored under the IDs of another version or network length are
@@ -266,9 +266,9 @@ func (s *Store) check() {
 	switch {
 	case last != "" && get.Val() != last:
 		held, written, err := s.writeBack(now)
-		if h := s.hooks.Load(); h.Lost != nil {
-			h.Lost(held, written, err)
-		}
+		s.report(Report{Warn: true, Msg: "the Redis store lost its state (its marker key was gone: a restart without persistence, " +
+			"a failover to an empty replica, a flush); wrote back the blocks this instance holds",
+			Counts: []Count{{"blocks_held", held}, {"blocks_restored", written}}, Err: err})
 	case suspected:
 		// The marker is there: one record was lost (an eviction, a key
 		// deleted by hand).
@@ -277,8 +277,8 @@ func (s *Store) check() {
 	if !m.moved {
 		if n, err := s.migrate(now); err == nil {
 			m.moved = true
-			if h := s.hooks.Load(); n > 0 && h.Moved != nil {
-				h.Moved(n)
+			if n > 0 {
+				s.report(Report{Msg: "moved the Redis store's blocks to the keys of this version", Counts: []Count{{"records", n}}})
 			}
 		}
 	}

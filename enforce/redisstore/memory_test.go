@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,11 +33,14 @@ type lostReport struct {
 	calls, held, missed int
 }
 
-func (l *lostReport) hook(held, written int, err error) {
+func (l *lostReport) hook(r Report) {
+	if !r.Warn || !strings.Contains(r.Msg, "lost its state") {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.calls++
-	l.held, l.missed = held, written
+	l.held, l.missed = r.Counts[0].N, r.Counts[1].N
 }
 
 func (l *lostReport) get() (int, int, int) {
@@ -54,7 +58,7 @@ func TestQueueReplay(t *testing.T) {
 	b := storeOn(t, srv, Options{Watch: 50 * time.Millisecond})
 	var replayed, dropped int
 	var mu sync.Mutex
-	a.SetHooks(Hooks{Replayed: func(n, d int) { mu.Lock(); replayed, dropped = n, d; mu.Unlock() }})
+	a.SetHooks(Hooks{Memory: func(r Report) { mu.Lock(); replayed, dropped = r.Counts[0].N, r.Counts[1].N; mu.Unlock() }})
 	now := time.Now()
 	trapped, struck := memKey("203.0.113.5"), memKey("198.51.100.5")
 	srv.Kill()
@@ -132,8 +136,8 @@ func TestLostState(t *testing.T) {
 	a, srv := newTestStore(t, Options{Timeout: 300 * time.Millisecond, Retry: 20 * time.Millisecond, Watch: watch})
 	b := storeOn(t, srv, Options{Timeout: 300 * time.Millisecond, Retry: 20 * time.Millisecond, Watch: watch})
 	var la, lb lostReport
-	a.SetHooks(Hooks{Lost: la.hook})
-	b.SetHooks(Hooks{Lost: lb.hook})
+	a.SetHooks(Hooks{Memory: la.hook})
+	b.SetHooks(Hooks{Memory: lb.hook})
 	waitSubscribed(t, srv, 2)
 	now := time.Now()
 	one, two := memKey("203.0.113.1"), memKey("198.51.100.1")
@@ -226,7 +230,7 @@ func TestMigrate(t *testing.T) {
 	var moved int
 	var mu sync.Mutex
 	s := storeOn(t, srv, Options{Watch: 50 * time.Millisecond})
-	s.SetHooks(Hooks{Moved: func(n int) { mu.Lock(); moved = n; mu.Unlock() }})
+	s.SetHooks(Hooks{Memory: func(r Report) { mu.Lock(); moved = r.Counts[0].N; mu.Unlock() }})
 	waitFor(t, "the block is moved", func() bool { return c.Exists(ctx, old).Val() == 0 })
 	k := memKey("203.0.113.7")
 	if out := s.Apply(k, now, memPeek); !out.Blocked || !out.AddrBlocked {

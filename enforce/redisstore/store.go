@@ -171,17 +171,54 @@ type Hooks struct {
 	Down func(err error)
 	// Up is called when Redis answers again.
 	Up func()
-	// Replayed is called when Redis answers again, once the decisions made
-	// without it are written: how many, and how many the queue dropped.
-	Replayed func(n, dropped int)
-	// Lost is called when the store finds that Redis has lost its state
-	// (a restart without persistence, a failover to an empty replica, a
-	// flush): how many blocks the instance held and wrote back, and how many
-	// of them Redis lacked; err is the write-back's error, if any.
-	Lost func(held, written int, err error)
-	// Moved is called when the store has moved blocks stored under the IDs
-	// of another version or network length: how many records.
-	Moved func(n int)
+	// Memory reports what the store's fleet memory did (memory.go): the
+	// decisions made without Redis written to it when it answers again;
+	// Redis found to have lost its state and the blocks written back (a
+	// warning); blocks moved to this version's keys.
+	Memory func(Report)
+}
+
+// Report is one report of the store's fleet memory, for its log.
+type Report struct {
+	// Warn marks a warning: Redis lost its state, or decisions were
+	// dropped.
+	Warn bool
+	// Msg says what happened, for operators.
+	Msg string
+	// Counts are its figures, by name ("blocks_held", ...).
+	Counts []Count
+	// Err is the error of a write to Redis, if any.
+	Err error
+}
+
+// Count is one figure of a Report.
+type Count struct {
+	Name string
+	N    int
+}
+
+// Level returns r's level as zap numbers them: 1 (warn) or 0 (info).
+func (r Report) Level() int8 {
+	if r.Warn {
+		return 1
+	}
+	return 0
+}
+
+// Fields returns r's counts as a logger's fields, made by field (zap.Int).
+func Fields[F any](r Report, field func(string, int) F) []F {
+	out := make([]F, 0, len(r.Counts)+2)
+	for _, c := range r.Counts {
+		out = append(out, field(c.Name, c.N))
+	}
+	return out
+}
+
+// report sends r to the Memory hook.
+func (s *Store) report(r Report) {
+	if h := s.hooks.Load(); h.Memory != nil {
+		h.Memory(r)
+	}
 }
 
 // Store is an [enforce.Store] on Redis. It is safe for concurrent use.
@@ -576,8 +613,9 @@ func (s *Store) reconnect() {
 			if h := s.hooks.Load(); h.Up != nil {
 				h.Up()
 			}
-			if h := s.hooks.Load(); h.Replayed != nil && n+m+dropped+d > 0 {
-				h.Replayed(n+m, dropped+d)
+			if n+m+dropped+d > 0 {
+				s.report(Report{Warn: dropped+d > 0, Msg: "wrote to the Redis store what this instance decided without it (trap hits, blocks, strikes)",
+					Counts: []Count{{"decisions", n + m}, {"dropped", dropped + d}}})
 			}
 			s.kickWatch() // has Redis kept its state?
 			return
