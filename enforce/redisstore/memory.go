@@ -71,7 +71,14 @@ type memory struct {
 	dropped int // decisions the queue had no room for, since the last replay
 	max     int
 	kick    chan struct{}
-	epoch   string // the marker's value, as this instance last read it (under mu)
+	epoch   string            // the (first) marker's value, as this instance last read it (under mu)
+	epochs  map[string]string // every marker's (under mu)
+	// slots and their markers, on a cluster (the watcher's): one marker
+	// in each slot range, so that a primary that loses its data (a
+	// failover to an empty replica) loses one.
+	slots     []redis.ClusterSlot
+	slotMarks []string
+	slotsAt   time.Time
 	// suspected: a reply showed a record older than a block held.
 	suspected atomic.Bool
 	moved     bool // migrate has run (the watcher's)
@@ -244,12 +251,19 @@ func (s *Store) check() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	markers, err := s.markers(ctx)
+	if err != nil {
+		cancel()
+		return
+	}
 	epoch := strconv.FormatUint(rand.Uint64(), 36)
-	var get *redis.StringCmd
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.SetNX(ctx, s.marker, epoch, markerTTL)
-		get = p.Get(ctx, s.marker)
-		p.PExpire(ctx, s.marker, markerTTL)
+	gets := make([]*redis.StringCmd, len(markers))
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, key := range markers {
+			p.SetNX(ctx, key, epoch, markerTTL)
+			gets[i] = p.Get(ctx, key)
+			p.PExpire(ctx, key, markerTTL)
+		}
 		return nil
 	})
 	cancel()
@@ -258,13 +272,21 @@ func (s *Store) check() {
 	}
 	m := &s.mem
 	now := s.now()
+	lost := false
 	m.mu.Lock()
-	last := m.epoch
-	m.epoch = get.Val()
+	if m.epochs == nil {
+		m.epochs = map[string]string{}
+	}
+	for i, key := range markers {
+		last := m.epochs[key]
+		lost = lost || last != "" && gets[i].Val() != last
+		m.epochs[key] = gets[i].Val()
+	}
+	m.epoch = gets[0].Val()
 	m.mu.Unlock()
 	suspected := m.suspected.Swap(false)
 	switch {
-	case last != "" && get.Val() != last:
+	case lost:
 		held, written, err := s.writeBack(now)
 		s.report(Report{Warn: true, Msg: "the Redis store lost its state (its marker key was gone: a restart without persistence, " +
 			"a failover to an empty replica, a flush); wrote back the blocks this instance holds",
@@ -282,6 +304,51 @@ func (s *Store) check() {
 			}
 		}
 	}
+}
+
+// markers returns the marker keys to check: one, or on a cluster one in
+// each slot range (read again every minute), whose hash tag puts it there.
+func (s *Store) markers(ctx context.Context) ([]string, error) {
+	cc, ok := s.client.(*redis.ClusterClient)
+	if !ok {
+		return []string{s.marker}, nil
+	}
+	m := &s.mem
+	if m.slotMarks != nil && time.Since(m.slotsAt) < time.Minute {
+		return m.slotMarks, nil
+	}
+	slots, err := cc.ClusterSlots(ctx).Result()
+	if err != nil || len(slots) == 0 {
+		return nil, fmt.Errorf("cluster slots: %v", err)
+	}
+	var keys []string
+	for _, r := range slots {
+		for i := 0; i < 1<<20; i++ {
+			tag := "m" + strconv.Itoa(i)
+			if slot := int(crc16(tag) % 16384); slot >= r.Start && slot <= r.End {
+				keys = append(keys, s.marker+"{"+tag+"}")
+				break
+			}
+		}
+	}
+	m.slots, m.slotMarks, m.slotsAt = slots, keys, time.Now()
+	return keys, nil
+}
+
+// crc16 is Redis Cluster's key hash (CRC-16/XMODEM).
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
 }
 
 // heldRecords returns the records with a block in force at t that the

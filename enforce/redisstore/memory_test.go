@@ -246,3 +246,51 @@ func TestMigrate(t *testing.T) {
 		t.Errorf("Moved reported %d", moved)
 	}
 }
+
+// TestClusterLostState: on a three-node cluster, one primary loses its
+// data (FLUSHALL there, as a failover to an empty replica would): the
+// marker of its slots is gone, the store finds it within its watch and
+// writes back the blocks it holds there.
+func TestClusterLostState(t *testing.T) {
+	nodes, url := redistest.StartCluster(t, 3)
+	c, err := Open(url, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Client: c, Timeout: 2 * time.Second, Watch: 100 * time.Millisecond})
+	t.Cleanup(func() { s.Close(); c.Close() })
+	var lost lostReport
+	s.SetHooks(Hooks{Memory: lost.hook})
+	now := time.Now()
+	var keys []enforce.Key
+	for i := range 30 {
+		k := memKey(fmt.Sprintf("10.%d.0.1", i))
+		keys = append(keys, k)
+		if out := s.Apply(enforce.AddrKey(k), now, memTrap); !out.NewlyBlocked {
+			t.Fatalf("trap %d: %+v", i, out)
+		}
+	}
+	waitFor(t, "the markers", s.epochRead)
+	var flushed *redistest.Server
+	for _, n := range nodes {
+		if reply, _ := n.Do("DBSIZE"); reply != ":0" && flushed == nil {
+			flushed = n
+		}
+	}
+	if reply, err := flushed.Do("FLUSHALL"); err != nil || reply != "+OK" {
+		t.Fatalf("FLUSHALL: %q %v", reply, err)
+	}
+	waitFor(t, "the store finds the lost state", func() bool { n, _, _ := lost.get(); return n == 1 })
+	_, held, restored := lost.get()
+	t.Logf("one primary flushed: %d blocks held, %d written back", held, restored)
+	if held != 60 || restored == 0 {
+		t.Errorf("held %d, restored %d", held, restored)
+	}
+	check := New(Options{Client: c, NoCache: true})
+	defer check.Close()
+	for _, k := range keys {
+		if out := check.Apply(k, now.Add(time.Minute), memPeek); !out.Blocked {
+			t.Errorf("%v is not blocked after the write-back", k.Prefix)
+		}
+	}
+}
