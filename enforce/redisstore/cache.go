@@ -212,19 +212,6 @@ func (c *cache) update(ck cacheKey, id string, rec *record, version, t int64) (l
 	return false
 }
 
-// get returns the entry of the record id names, or nil.
-func (c *cache) get(id string) *cacheEntry {
-	r, ok := parseRef(id)
-	if !ok {
-		return nil
-	}
-	ck := refCacheKey(r)
-	sh := c.shard(&ck)
-	sh.mu.RLock()
-	defer sh.mu.RUnlock()
-	return sh.m[ck]
-}
-
 // invalidate drops the records that an unblock of p lifts (see
 // Store.Unblock): the address records whose prefix overlaps p, the
 // networked crawlers' whose network does, and the verified identities'

@@ -76,7 +76,6 @@ type memory struct {
 	// slots and their markers, on a cluster (the watcher's): one marker
 	// in each slot range, so that a primary that loses its data (a
 	// failover to an empty replica) loses one.
-	slots     []redis.ClusterSlot
 	slotMarks []string
 	slotsAt   time.Time
 	// suspected: a reply showed a record older than a block held.
@@ -317,21 +316,37 @@ func (s *Store) markers(ctx context.Context) ([]string, error) {
 	if m.slotMarks != nil && time.Since(m.slotsAt) < time.Minute {
 		return m.slotMarks, nil
 	}
-	slots, err := cc.ClusterSlots(ctx).Result()
-	if err != nil || len(slots) == 0 {
-		return nil, fmt.Errorf("cluster slots: %v", err)
+	var ranges [][2]int
+	if shards, err := cc.ClusterShards(ctx).Result(); err == nil {
+		for _, sh := range shards {
+			for _, r := range sh.Slots {
+				ranges = append(ranges, [2]int{int(r.Start), int(r.End)})
+			}
+		}
+	} else {
+		//lint:ignore SA1019 CLUSTER SHARDS is Redis 7's: before it, CLUSTER SLOTS
+		slots, err := cc.ClusterSlots(ctx).Result()
+		if err != nil {
+			return nil, fmt.Errorf("cluster slots: %v", err)
+		}
+		for _, r := range slots {
+			ranges = append(ranges, [2]int{r.Start, r.End})
+		}
+	}
+	if len(ranges) == 0 {
+		return nil, fmt.Errorf("the cluster has no slots")
 	}
 	var keys []string
-	for _, r := range slots {
+	for _, r := range ranges {
 		for i := 0; i < 1<<20; i++ {
 			tag := "m" + strconv.Itoa(i)
-			if slot := int(crc16(tag) % 16384); slot >= r.Start && slot <= r.End {
+			if slot := int(crc16(tag) % 16384); slot >= r[0] && slot <= r[1] {
 				keys = append(keys, s.marker+"{"+tag+"}")
 				break
 			}
 		}
 	}
-	m.slots, m.slotMarks, m.slotsAt = slots, keys, time.Now()
+	m.slotMarks, m.slotsAt = keys, time.Now()
 	return keys, nil
 }
 
