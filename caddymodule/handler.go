@@ -170,8 +170,8 @@ type Handler struct {
 	// within its network (CrawlerIPv4Prefix, CrawlerIPv6Prefix). Spread
 	// over 50 addresses, a crawler that ignores its Crawl-delay gets this
 	// many times what one address gets. Its strikes count on the crawler
-	// too, and AddressStrikes of them block it there; a trap hit blocks a
-	// network's crawler. Browsers are never held to it. -1 (in the
+	// too (a trap hit is one), and AddressStrikes of them block it there.
+	// Browsers are never held to it. -1 (in the
 	// Caddyfile 0) turns it off: every address prefix is a crawler of its
 	// own. See docs/how-it-decides.md. Default: 3.
 	CrawlerShare int `json:"crawler_share,omitempty"`

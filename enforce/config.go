@@ -136,8 +136,9 @@ type Config struct {
 	// crawler gets across all its addresses (see [Crawler]): a verified
 	// crawler across every address, a declared token or an undeclared
 	// bot's fingerprint within its network (CrawlerIPv4Prefix,
-	// CrawlerIPv6Prefix). Its strikes count on the crawler too, and
-	// AddressStrikes of them block it. Browsers are never held to it.
+	// CrawlerIPv6Prefix). Its strikes count on the crawler too (a trap
+	// hit is one), and AddressStrikes of them block it. Browsers are never
+	// held to it.
 	// Default: 3. Negative: off (every address is a crawler of its own).
 	CrawlerShare int
 

@@ -319,9 +319,10 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 // false and the request is judged as any other. A long target is first
 // checked against the address's block (see [Engine.Decide]).
 func (e *Engine) trap(d Decision, req *Request, p *policy.Policy, addr Key, now time.Time, long bool) (_ Decision, hit bool) {
-	// A trap blocks the crawler of a network too (a token, a fingerprint),
-	// not a verified identity: that one's address (kept apart, Crawler.Scopes)
-	// is blocked, as anyone's.
+	// A trap hit is a strike on the crawler of a network (a token, a
+	// fingerprint; AddressStrikes of them block it), not on a verified
+	// identity: that one's address (kept apart, Crawler.Scopes) is
+	// blocked, as anyone's.
 	crawler := addr.Crawler.Networked()
 	if long {
 		if out := e.store.Apply(addr, now, Op{Peek: true, CheckCrawler: crawler}); out.Blocked {

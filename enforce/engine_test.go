@@ -333,11 +333,15 @@ func TestTrap(t *testing.T) {
 	expect(t, "anchored trap with a query, browser", e.Decide(req("198.51.100.11", uaBrowser, "/db.bak?v=2"), p), Allow, ReasonNone)
 	expect(t, "anchored trap with a query, bot", e.Decide(req("203.0.113.13", uaExample, "/db.bak?v=2"), p), Deny, ReasonDeparture)
 	expect(t, "after it", e.Decide(req("203.0.113.13", uaExample, "/"), p), Allow, ReasonNone)
-	// The trap blocked ExampleBot's crawler in its network (198.51.100.0/24,
-	// issue 38): its other addresses there are refused, a browser there is
-	// not.
+	// A trap hit is a strike on ExampleBot's crawler in its network
+	// (198.51.100.0/24, issue 38): its other addresses there are served
+	// until trap hits from ten of them (AddressStrikes) block it.
+	expect(t, "the trapped crawler at another address of its network", e.Decide(req("198.51.100.14", uaExample, "/"), p), Allow, ReasonNone)
+	for i := range 9 {
+		expect(t, "another trap hit", e.Decide(req(fmt.Sprintf("198.51.100.%d", 20+i), uaExample, "/db.bak"), p), Deny, ReasonTrap)
+	}
 	d = e.Decide(req("198.51.100.14", uaExample, "/"), p)
-	expect(t, "the trapped crawler at another address of its network", d, Deny, ReasonBlockedClient)
+	expect(t, "the crawler after ten trap hits", d, Deny, ReasonBlockedClient)
 	if !d.ByCrawler || d.Crawler.Label() != "token examplebot" || d.BlockReason != WhyTrap {
 		t.Errorf("the crawler's block: %+v", d)
 	}

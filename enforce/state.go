@@ -82,9 +82,10 @@ type Op struct {
 	AddrBurst    int
 	// CheckCrawler applies the Op to the key's crawler too (Key.Crawler;
 	// see [CrawlerKey]), as CheckAddr does to its address: a blocked
-	// crawler refuses the Op; strikes count on it, and CrawlerStrikes of
-	// them block it; its bucket (CrawlerInterval) is taken from when the
-	// client's and the address's are; and a Block (a trap) blocks it too.
+	// crawler refuses the Op; strikes count on it, and a Block (a trap) is
+	// one, and CrawlerStrikes of them block it; its bucket
+	// (CrawlerInterval) is taken from when the client's and the address's
+	// are.
 	CheckCrawler bool
 	// CrawlerInterval and CrawlerBurst describe the crawler's bucket,
 	// shared by all its addresses.
@@ -258,12 +259,13 @@ func Apply(st, addr, crawler *State, now int64, op Op) Outcome {
 			out.AddrBlocked, out.AddrNewlyBlocked, out.AddrBlockedUntil, out.AddrWhy = true, true, addr.BlockedUntil, addr.Why
 		}
 	}
+	// A block (a trap) is one strike on the crawler: its address is
+	// blocked at once, its crawler when CrawlerStrikes of its addresses
+	// have been.
 	if crawler != nil && !crawlerBlocked && (op.Blockable && (strike || crawlerStrike) || op.Block) {
-		if op.Blockable && (strike || crawlerStrike) {
-			crawler.strike(now, op.Window)
-			out.Struck = true
-		}
-		if op.Block || op.CrawlerStrikes > 0 && int(crawler.Strikes) >= op.CrawlerStrikes {
+		crawler.strike(now, op.Window)
+		out.Struck = true
+		if op.CrawlerStrikes > 0 && int(crawler.Strikes) >= op.CrawlerStrikes {
 			crawler.block(now, &op)
 			out.CrawlerBlocked, out.CrawlerNewlyBlocked, out.CrawlerBlockedUntil, out.CrawlerWhy = true, true, crawler.BlockedUntil, crawler.Why
 		}

@@ -252,13 +252,11 @@ local function apply(st, addr, cr)
 			out.addr_until, out.addr_why = time(addr, 5), addr[12]
 		end
 	end
-	local cr_struck = op.blockable and (strike or cr_strike)
-	if cr ~= nil and not cr_was_blocked and (cr_struck or op.block) then
-		if cr_struck then
-			add_strike(cr, op.window)
-			out.struck = true
-		end
-		if op.block or (op.cr_strikes > 0 and cr[9] >= op.cr_strikes) then
+	-- A block (a trap) is one strike on the crawler.
+	if cr ~= nil and not cr_was_blocked and ((op.blockable and (strike or cr_strike)) or op.block) then
+		add_strike(cr, op.window)
+		out.struck = true
+		if op.cr_strikes > 0 and cr[9] >= op.cr_strikes then
 			block(cr)
 			out.cr_blocked, out.cr_new = true, true
 			out.cr_until, out.cr_why = time(cr, 5), cr[12]

@@ -87,9 +87,6 @@ func TestQueueReplay(t *testing.T) {
 	if out := b.Apply(trapped, later, memPeek); !out.Blocked || !out.AddrBlocked {
 		t.Errorf("B after Redis came back: the client trapped on A is not refused: %+v", out)
 	}
-	if out := b.Apply(memKey("203.0.113.99"), later, memPeek); !out.Blocked || !out.CrawlerBlocked {
-		t.Errorf("B: the trapped crawler's other address is not refused: %+v", out)
-	}
 	// The third strike, on B, blocks: the two from the outage count.
 	if out := b.Apply(struck, later, strike); !out.NewlyBlocked || out.State.Strikes != 3 {
 		t.Errorf("the strike after the outage: %+v", out)
@@ -129,7 +126,7 @@ func TestQueueBound(t *testing.T) {
 // TestLostState (issue 38, 2b): Redis restarted empty (no persistence):
 // both instances find it within a second or so, write back every block
 // they hold (one learnt from the other instance, one decided without
-// Redis, a crawler's) and report it once; every client blocked before is
+// Redis) and report it once; every client blocked before is
 // refused again, from Redis.
 func TestLostState(t *testing.T) {
 	watch := 100 * time.Millisecond
@@ -142,7 +139,7 @@ func TestLostState(t *testing.T) {
 	now := time.Now()
 	one, two := memKey("203.0.113.1"), memKey("198.51.100.1")
 	a.Apply(enforce.AddrKey(one), now, memTrap)
-	waitFor(t, "B learns A's block", func() bool { return b.cache.len() >= 2 })
+	waitFor(t, "B learns A's block", func() bool { return b.cache.len() >= 1 })
 	// Both have read the marker.
 	waitFor(t, "the marker", func() bool { return a.epochRead() && b.epochRead() })
 	srv.Kill()
@@ -156,7 +153,7 @@ func TestLostState(t *testing.T) {
 	ca, heldA, missA := la.get()
 	cb, heldB, missB := lb.get()
 	t.Logf("A held %d blocks, %d missing; B held %d, %d missing", heldA, missA, heldB, missB)
-	if heldA < 2 || heldB < 3 || missA+missB < 2 {
+	if heldA < 1 || heldB < 2 || missA+missB < 1 {
 		t.Errorf("written back: A %d (%d missing), B %d (%d missing)", heldA, missA, heldB, missB)
 	}
 	time.Sleep(3 * watch)
@@ -169,13 +166,13 @@ func TestLostState(t *testing.T) {
 	// From Redis itself (a third store, no cache): every block is back.
 	c := storeOn(t, srv, Options{NoCache: true})
 	later := now.Add(time.Minute)
-	for _, k := range []enforce.Key{one, two, memKey("203.0.113.200")} {
+	for _, k := range []enforce.Key{one, two} {
 		if out := c.Apply(k, later, memPeek); !out.Blocked {
 			t.Errorf("%v is not blocked in Redis after the write-back: %+v", k.Prefix, out)
 		}
 	}
 	list, err := c.Blocked(later)
-	if err != nil || len(list) != 4 {
+	if err != nil || len(list) != 2 {
 		t.Errorf("the fleet's list after the write-back: %v %v", list, err)
 	}
 }
@@ -283,7 +280,7 @@ func TestClusterLostState(t *testing.T) {
 	waitFor(t, "the store finds the lost state", func() bool { n, _, _ := lost.get(); return n == 1 })
 	_, held, restored := lost.get()
 	t.Logf("one primary flushed: %d blocks held, %d written back", held, restored)
-	if held != 60 || restored == 0 {
+	if held != 30 || restored == 0 {
 		t.Errorf("held %d, restored %d", held, restored)
 	}
 	check := New(Options{Client: c, NoCache: true})

@@ -25,8 +25,9 @@ var lostState = regexp.MustCompile(`"level":"warn".*the Redis store lost its sta
 //     again (empty), B refuses it within a few seconds: A wrote what it
 //     decided without Redis.
 //   - Redis restarted empty: both instances still refuse every client
-//     blocked before (a trap hit on each, a crawler's block in its network,
-//     the one of the outage), from Redis again, and each says once, at
+//     blocked before (a trap hit on each, a crawler blocked in its network
+//     for its strikes, the one of the outage), from Redis again, and each
+//     says once, at
 //     WARN, that the store lost its state and how many blocks it wrote
 //     back.
 //   - A crawler over 20 addresses costs one round trip a request.
@@ -64,7 +65,13 @@ func TestFleetMemory(t *testing.T) {
 	}
 	trap(a, "203.0.113.1", fleetBrowser)
 	trap(b, "203.0.113.2", fleetBrowser)
-	trap(a, "198.51.100.5", crawlerBot) // and its crawler, in 198.51.100.0/24
+	// A crawler blocked in 198.51.100.0/24: ten disallowed requests from
+	// ten of its addresses.
+	for i := range 10 {
+		if code, _ := get(t, []*server{a, b}[i%2].front, "/private/x.html", fmt.Sprintf("198.51.100.%d", i+1), crawlerBot); code != 403 {
+			t.Fatalf("disallowed: %d", code)
+		}
+	}
 	type client struct{ ip, ua string }
 	blocked := []client{{"203.0.113.1", fleetBrowser}, {"203.0.113.2", fleetBrowser}, {"198.51.100.77", crawlerBot}}
 	for _, cl := range blocked {
@@ -109,9 +116,9 @@ func TestFleetMemory(t *testing.T) {
 	rs.Kill()
 	rs.Restart()
 	restarted := time.Now()
-	records := []string{"{203.0.113.0/24}203.0.113.1/32", "{203.0.113.0/24}203.0.113.2/32", "{203.0.113.0/24}203.0.113.3/32", "{198.51.100.0/24}198.51.100.5/32"}
+	records := []string{"{203.0.113.0/24}203.0.113.1/32", "{203.0.113.0/24}203.0.113.2/32", "{203.0.113.0/24}203.0.113.3/32", "{198.51.100.0/24}~t*"}
 	for _, want := range records {
-		for c.Exists(ctx, "robots_guard:default:"+want).Val() != 1 {
+		for len(c.Keys(ctx, "robots_guard:default:"+want).Val()) != 1 {
 			if time.Since(restarted) > 10*time.Second {
 				t.Fatalf("%s is not in Redis 10 s after the restart (keys %v)", want, c.Keys(ctx, "robots_guard:default:*").Val())
 			}
@@ -136,8 +143,8 @@ func TestFleetMemory(t *testing.T) {
 		line := lines[0][0]
 		t.Logf("instance %d: %s", i, line[strings.Index(line, "the Redis"):])
 	}
-	// Five blocks: three addresses, one crawler, the outage's address.
-	if restored < 5 {
-		t.Errorf("the instances restored %d blocks, want the 5 held", restored)
+	// Four blocks: two addresses, a crawler, the outage's address.
+	if restored < 4 {
+		t.Errorf("the instances restored %d blocks, want the 4 held", restored)
 	}
 }
