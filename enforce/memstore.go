@@ -184,32 +184,65 @@ func (s *MemoryStore) Apply(k Key, now time.Time, op Op) Outcome {
 	t := now.UnixNano()
 	ak := makeAddrKey(k)
 	sh := s.shard(&ak)
-	if !op.CheckCrawler || k.Crawler.Kind == CrawlerNone {
-		sh.mu.Lock()
+	crawl := op.CheckCrawler && k.Crawler.Kind != CrawlerNone
+	var ck addrKey
+	var csh *storeShard
+	var keep *storeNode // the crawler's record, which the address's must not evict
+	sh.mu.Lock()
+	if crawl {
+		ck = makeCrawlerKey(k)
+		if csh = s.shard(&ck); csh == sh {
+			keep = sh.m[ck]
+		}
+	}
+	n := s.node(sh, ak, t, !op.Peek, keep)
+	// The crawler's record is looked up only when the Op will consult it:
+	// not when the address or the client is blocked, so that a blocked
+	// client's flood costs one lookup (apply.lua does the same).
+	if !crawl || s.blockedBefore(n, k, t, op) {
 		defer sh.mu.Unlock()
-		return s.apply(k, s.node(sh, ak, t, !op.Peek, nil), sh, nil, nil, t, op)
+		return s.apply(k, n, sh, nil, nil, t, op)
 	}
-	ck := makeCrawlerKey(k)
-	csh := s.shard(&ck)
-	// Two shards are locked in their order, so that two Ops never wait for
-	// each other.
-	first, second := sh, csh
-	if uintptr(unsafe.Pointer(csh)) < uintptr(unsafe.Pointer(sh)) {
-		first, second = csh, sh
+	if csh != sh {
+		// Two shards are locked in their order, so that two Ops never
+		// wait for each other: when the crawler's comes first, the
+		// address's is locked again after it, and its record looked up
+		// again.
+		switch {
+		case uintptr(unsafe.Pointer(csh)) > uintptr(unsafe.Pointer(sh)):
+			csh.mu.Lock()
+		case csh.mu.TryLock():
+		default:
+			sh.mu.Unlock()
+			csh.mu.Lock()
+			sh.mu.Lock()
+			n = s.node(sh, ak, t, !op.Peek, nil)
+		}
+		defer csh.mu.Unlock()
 	}
-	first.mu.Lock()
-	defer first.mu.Unlock()
-	if second != first {
-		second.mu.Lock()
-		defer second.mu.Unlock()
-	}
-	// Neither record evicts the other to make room.
-	n := s.node(sh, ak, t, !op.Peek, csh.m[ck])
+	defer sh.mu.Unlock()
 	c := s.node(csh, ck, t, !op.Peek, n)
 	if c != nil && c.tok0.token == "" {
 		c.tok0.token = k.Crawler.Name
 	}
 	return s.apply(k, n, sh, c, csh, t, op)
+}
+
+// blockedBefore reports whether [Apply] refuses op on k at t before it
+// consults the crawler's state: the address (for an Op with CheckAddr, or
+// on the address's key) or the client is blocked. It creates the client's
+// token state as apply does. The caller holds the lock of n's shard.
+func (s *MemoryStore) blockedBefore(n *storeNode, k Key, t int64, op Op) bool {
+	switch {
+	case n == nil:
+		return false
+	case k.IsAddr():
+		return n.addr.Blocked(t)
+	case op.CheckAddr && n.addr.Blocked(t):
+		return true
+	}
+	ts := s.token(n, k.Token, t, !op.Peek)
+	return ts != nil && ts.st.Blocked(t)
 }
 
 // apply applies op to n, the record of k's address (in shard sh; nil for a

@@ -305,9 +305,18 @@ if exists and (rec.seen == nil or rec.seen + ttl < 0) and not rec_offender() the
 end
 
 -- The crawler's record, read and forgotten when idle likewise; created by
--- an Op that is no peek.
-local crec = nil
-if op.check_crawler then
+-- an Op that is no peek. It is read only when the Op will consult it: not
+-- when the address or the client is blocked already, so that a blocked
+-- client's flood costs no more than before (MemoryStore.Apply does the
+-- same).
+-- The block fields of a state (BlockedUntil, Remember, Offenses), to put
+-- back when a new block is dropped.
+local function block_fields(s) return { s[5], s[6], s[11], s[12] } end
+local function put_back(s, b) s[5], s[6], s[11], s[12] = b[1], b[2], b[3], b[4] end
+
+local crec, cr, cr_held, cr_before = nil, nil, false, nil
+local function read_crawler()
+	if not op.check_crawler then return end
 	local craw = redis.call('HGETALL', KEYS[2])
 	if #craw > 0 then
 		local h = {}
@@ -321,12 +330,15 @@ if op.check_crawler then
 	if crec == nil and not op.peek then
 		crec = { version = 0, st = fresh(), name = cr_name }
 	end
+	if crec ~= nil then
+		cr = crec.st
+		cr_held, cr_before = is_blocked(cr), block_fields(cr)
+	end
 end
-local cr = nil
-if crec ~= nil then cr = crec.st end
 
 if not exists then
 	if op.peek then
+		read_crawler()
 		if cr == nil then return { 0, '0', '0', '0', '', '0', '0', '0', '0', '0', 0 } end
 		-- A peek of an unknown address: only its crawler can be blocked.
 		local o = apply(fresh(), nil, cr)
@@ -342,15 +354,8 @@ end
 -- blocks already and a new block of it takes no more room.
 local held = is_blocked(rec.addr)
 for _, t in ipairs(rec.tokens) do held = held or is_blocked(t.st) end
-local cr_held = cr ~= nil and is_blocked(cr)
 
--- The block fields of a state (BlockedUntil, Remember, Offenses), to put
--- back when a new block is dropped.
-local function block_fields(s) return { s[5], s[6], s[11], s[12] } end
-local function put_back(s, b) s[5], s[6], s[11], s[12] = b[1], b[2], b[3], b[4] end
 local addr_before = block_fields(rec.addr)
-local cr_before = nil
-if cr ~= nil then cr_before = block_fields(cr) end
 
 -- find returns the slot of the token, creating it (MemoryStore.token).
 local function find(create)
@@ -381,12 +386,14 @@ end
 local out, st, found, tok_before
 if op.is_addr then
 	st = rec.addr
+	if not is_blocked(st) then read_crawler() end
 	out = apply(st, nil, cr)
 	found = true
 else
 	local t = find(not op.peek)
 	local addr = nil
 	if op.check_addr then addr = rec.addr end
+	if not (addr ~= nil and is_blocked(addr) or t ~= nil and is_blocked(t.st)) then read_crawler() end
 	if t == nil then
 		st = fresh()
 		out = apply(st, addr, cr)
@@ -399,7 +406,6 @@ else
 		found = true
 	end
 end
-
 -- A flood of new blocks never evicts the blocks in force: once the zone's
 -- blocks are at their bound, a record without one gets none.
 local dropped = false
