@@ -71,8 +71,10 @@ func New(cfg Config, store Store) (*Engine, error) {
 // the client, so that nobody is refused, struck or blocked for what the
 // served file allows (with p nil they apply as configured). Per-client
 // state is kept by address prefix (IPv4Prefix, IPv6Prefix; a NAT64
-// address is the IPv4 client it embeds) and product token, and per
-// address prefix as a whole. In order:
+// address is the IPv4 client it embeds) and product token, per address
+// prefix as a whole, and for a bot per crawler across its addresses
+// ([Engine.Crawler]: its verified identity, or its token or fingerprint
+// within its network). In order:
 //
 //  1. /robots.txt is always served, and the fetch is recorded.
 //  2. Allowlisted IP ranges are served.
@@ -98,8 +100,9 @@ func New(cfg Config, store Store) (*Engine, error) {
 //     a BrowserLike request, and for a renderer's subresources in a bucket
 //     of their own, render.go; class bot's for a claim whose verification
 //     did not finish, where its own class has none), is enforced with a
-//     token bucket per client, and AddressShare times it per address; see
-//     [Apply] for when a rate violation is logged, throttled or a strike.
+//     token bucket per client, AddressShare times it per address and
+//     CrawlerShare times it per crawler; see [Apply] for when a rate
+//     violation is logged, throttled or a strike.
 //  9. A bot whose purpose (uaclass.Purposes) the site's AI usage
 //     preferences refuse for the path is refused (ContentUsage), naming
 //     the Content-Usage or Content-Signal line. It is no strike: a crawler
@@ -108,9 +111,10 @@ func New(cfg Config, store Store) (*Engine, error) {
 //     lets it use. Its requests count against its rate like any others.
 //     Bots of unknown purpose are judged by Allow and Disallow only.
 //
-// Enough strikes in a window block the client (Strikes) or its whole
-// address (AddressStrikes, counted over all its tokens) for a cooldown that
-// doubles with each block; with a Tarpit configured, a blocked bot's
+// Enough strikes in a window block the client (Strikes), its whole
+// address (AddressStrikes, counted over all its tokens) or its crawler
+// (AddressStrikes, counted over all its addresses; a trap hit is one) for
+// a cooldown that doubles with each block; with a Tarpit configured, a blocked bot's
 // further requests are held before they are refused. Verified search
 // crawlers and agents signing with pinned keys are never blocked and never
 // throttled unless EscalateVerifiedSearch is set. Each request is at most
@@ -271,7 +275,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	if interval > 0 {
 		op = e.op(Op{Interval: interval, Burst: burst, AddrInterval: interval / AddressShare, AddrBurst: burst * AddressShare,
 			Grace: e.cfg.Grace, Blockable: !unblockable, CheckAddr: true, Why: WhyRate})
-		if crawled {
+		if crawled && key.Crawler.Kind != CrawlerNone {
 			share := e.cfg.CrawlerShare
 			op.CheckCrawler, op.CrawlerInterval, op.CrawlerBurst = true, interval/time.Duration(share), min(burst*share, maxBurst)
 		}

@@ -17,7 +17,10 @@
 // the blocked clients it has seen or been told of, so a blocked client's
 // flood costs no round trip, and an unblock clears the caches fleet-wide.
 // When Redis cannot be reached the store answers as [Options].OnError says
-// (by default from the in-process store) and reconnects in the background.
+// (by default from the in-process store) and reconnects in the background;
+// what it decided meanwhile is written to Redis when it answers again, and
+// when Redis has lost its state, the store writes back the blocks it holds
+// (memory.go).
 //
 // The package does not import Caddy.
 package redisstore
