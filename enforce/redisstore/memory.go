@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -78,8 +77,9 @@ type memory struct {
 	// failover to an empty replica) loses one.
 	slotMarks []string
 	slotsAt   time.Time
-	// suspected: a reply showed a record older than a block held.
-	suspected atomic.Bool
+	// suspects are the records a reply showed older than a block held
+	// (under mu; at most maxSuspects).
+	suspects map[string]bool
 	moved     bool // migrate has run (the watcher's)
 }
 
@@ -209,10 +209,21 @@ func (s *Store) Queued() int {
 	return len(s.mem.queue)
 }
 
-// suspect asks the watcher to check the marker now: a reply showed a
-// record older than a block this instance holds.
-func (s *Store) suspect() {
-	s.mem.suspected.Store(true)
+// maxSuspects bounds the records suspected between two checks.
+const maxSuspects = 1024
+
+// suspect asks the watcher to check the marker now: a reply showed the
+// record id older than a block this instance holds.
+func (s *Store) suspect(id string) {
+	m := &s.mem
+	m.mu.Lock()
+	if m.suspects == nil {
+		m.suspects = map[string]bool{}
+	}
+	if len(m.suspects) < maxSuspects {
+		m.suspects[id] = true
+	}
+	m.mu.Unlock()
 	s.kickWatch()
 }
 
@@ -282,18 +293,25 @@ func (s *Store) check() {
 		m.epochs[key] = gets[i].Val()
 	}
 	m.epoch = gets[0].Val()
+	suspects := m.suspects
+	m.suspects = nil
 	m.mu.Unlock()
-	suspected := m.suspected.Swap(false)
 	switch {
 	case lost:
 		held, written, err := s.writeBack(now)
 		s.report(Report{Warn: true, Msg: "the Redis store lost its state (its marker key was gone: a restart without persistence, " +
 			"a failover to an empty replica, a flush); wrote back the blocks this instance holds",
 			Counts: []Count{{"blocks_held", held}, {"blocks_restored", written}}, Err: err})
-	case suspected:
-		// The marker is there: one record was lost (an eviction, a key
-		// deleted by hand).
-		_, _, _ = s.writeBack(now)
+	case len(suspects) > 0 && s.cache != nil:
+		// The marker is there: records were lost one by one (evicted,
+		// deleted by hand): those are written back.
+		recs := map[string]record{}
+		for id, r := range s.cache.held(now.UnixNano()) {
+			if suspects[id] {
+				recs[id] = r
+			}
+		}
+		_, _ = s.restore(recs, now.UnixNano())
 	}
 	if !m.moved {
 		if n, err := s.migrate(now); err == nil {

@@ -379,10 +379,12 @@ func (s *Store) settle(k enforce.Key, op enforce.Op, t int64, out enforce.Outcom
 	id := addrRef(k).String()
 	if s.cache != nil {
 		if s.cache.update(makeCacheKey(k), id, rp.rec, rp.version, t) {
-			s.suspect()
+			s.suspect(id)
 		}
-		if withCrawler(k, op) && s.cache.update(makeCrawlerCacheKey(k), crawlerRef(k).String(), rp.crec, rp.crawlerVersion, t) {
-			s.suspect()
+		if withCrawler(k, op) {
+			if cid := crawlerRef(k).String(); s.cache.update(makeCrawlerCacheKey(k), cid, rp.crec, rp.crawlerVersion, t) {
+				s.suspect(cid)
+			}
 		}
 	}
 	var an []announcement
