@@ -80,7 +80,7 @@ type memory struct {
 	// suspects are the records a reply showed older than a block held
 	// (under mu; at most maxSuspects).
 	suspects map[string]bool
-	moved     bool // migrate has run (the watcher's)
+	moved    bool // migrate has run (the watcher's)
 }
 
 // enqueue queues what a decision made without Redis changed: a block
