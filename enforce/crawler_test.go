@@ -308,3 +308,17 @@ func TestCrawlerFlood(t *testing.T) {
 	t.Logf("%d distinct addresses and crawler keys: %d records (cap %d), heap %d MiB before, %d MiB after (%.0f bytes a record)",
 		n, store.Len(), limit, before.HeapAlloc>>20, after.HeapAlloc>>20, float64(after.HeapAlloc-before.HeapAlloc)/float64(store.Len()))
 }
+
+// TestCrawlerIDsStable: a crawler's ID names its record in Redis, on every
+// instance of a fleet and across versions: the hash must not change (a
+// change would drop the crawlers' state on upgrade).
+func TestCrawlerIDsStable(t *testing.T) {
+	for s, want := range map[string]uint64{"gptbot": 0x60e993d2dd9a6b48, "": 0xf9cea99ed3efabfa, ja4Other: 0x8fa8c3fa8cba00ed} {
+		if got := hashString(s); got != want {
+			t.Errorf("hashString(%q) = %#x, want %#x", s, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { hashString(ja4Python) }); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}
