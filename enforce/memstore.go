@@ -202,9 +202,9 @@ func (s *MemoryStore) Apply(k Key, now time.Time, op Op) Outcome {
 	// The crawler's record is looked up only when the Op will consult it:
 	// not when the address or the client is blocked, so that a blocked
 	// client's flood costs one lookup (apply.lua does the same).
-	if !crawl || s.blockedBefore(n, k, t, op) {
+	if !crawl || s.blockedBefore(n, &k, t, &op) {
 		defer sh.mu.Unlock()
-		return s.apply(k, n, sh, nil, nil, t, op)
+		return s.apply(&k, n, sh, nil, nil, t, &op)
 	}
 	if csh != sh {
 		// Two shards are locked in their order, so that two Ops never
@@ -228,14 +228,14 @@ func (s *MemoryStore) Apply(k Key, now time.Time, op Op) Outcome {
 	if c != nil && c.tok0.token == "" {
 		c.tok0.token = k.Crawler.Name
 	}
-	return s.apply(k, n, sh, c, csh, t, op)
+	return s.apply(&k, n, sh, c, csh, t, &op)
 }
 
 // blockedBefore reports whether [Apply] refuses op on k at t before it
 // consults the crawler's state: the address (for an Op with CheckAddr, or
 // on the address's key) or the client is blocked. It creates the client's
 // token state as apply does. The caller holds the lock of n's shard.
-func (s *MemoryStore) blockedBefore(n *storeNode, k Key, t int64, op Op) bool {
+func (s *MemoryStore) blockedBefore(n *storeNode, k *Key, t int64, op *Op) bool {
 	switch {
 	case n == nil:
 		return false
@@ -251,7 +251,7 @@ func (s *MemoryStore) blockedBefore(n *storeNode, k Key, t int64, op Op) bool {
 // apply applies op to n, the record of k's address (in shard sh; nil for a
 // peek of an unknown one) and, when c is not nil, to the crawler's record
 // c (in shard csh). The caller holds the shards' locks.
-func (s *MemoryStore) apply(k Key, n *storeNode, sh *storeShard, c *storeNode, csh *storeShard, t int64, op Op) Outcome {
+func (s *MemoryStore) apply(k *Key, n *storeNode, sh *storeShard, c *storeNode, csh *storeShard, t int64, op *Op) Outcome {
 	var crawler *State
 	var crawlerBefore State
 	if c != nil {
@@ -265,20 +265,20 @@ func (s *MemoryStore) apply(k Key, n *storeNode, sh *storeShard, c *storeNode, c
 		if crawler == nil {
 			return Outcome{}
 		}
-		out := Apply(&State{}, nil, crawler, t, op)
+		out := Apply(&State{}, nil, crawler, t, *op)
 		out.State = State{}
 		return out
 	}
 	var out Outcome
 	if k.IsAddr() {
 		if op.Peek {
-			out = Apply(&n.addr, nil, crawler, t, op)
+			out = Apply(&n.addr, nil, crawler, t, *op)
 			out.Found = true
 			return out
 		}
 		n.seen = t
 		before := n.addr
-		out = Apply(&n.addr, nil, crawler, t, op)
+		out = Apply(&n.addr, nil, crawler, t, *op)
 		out.Found = true
 		if addrDropped, _ := s.settle(sh, n, t, &before, nil, nil); addrDropped {
 			out.NewlyBlocked, out.BlockDropped, out.State = false, true, n.addr
@@ -295,17 +295,17 @@ func (s *MemoryStore) apply(k Key, n *storeNode, sh *storeShard, c *storeNode, c
 		if ts == nil {
 			// An unknown token: only its address or crawler can be
 			// blocked.
-			out = Apply(&State{}, addr, crawler, t, op)
+			out = Apply(&State{}, addr, crawler, t, *op)
 			out.State = State{}
 			return out
 		}
-		out = Apply(&ts.st, addr, crawler, t, op)
+		out = Apply(&ts.st, addr, crawler, t, *op)
 		out.Found = true
 		return out
 	}
 	n.seen = t
 	before, addrBefore := ts.st, n.addr
-	out = Apply(&ts.st, addr, crawler, t, op)
+	out = Apply(&ts.st, addr, crawler, t, *op)
 	out.Found = true
 	addrDropped, tokDropped := s.settle(sh, n, t, &addrBefore, &ts.st, &before)
 	if tokDropped {
