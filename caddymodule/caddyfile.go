@@ -125,6 +125,9 @@ func siteLevel(h httpcaddyfile.Helper) bool {
 //	    bot              <token> <class> <match phrase...>
 //	    ipv4_prefix      <bits>
 //	    ipv6_prefix      <bits>
+//	    crawler_share    <n>
+//	    crawler_ipv4_prefix <bits>
+//	    crawler_ipv6_prefix <bits>
 //	    max_clients      <n>
 //	    max_blocks       <n>
 //	    state_ttl        <duration>
@@ -384,6 +387,15 @@ var caddyfileOptions = map[string]caddyfileOption{
 	"ipv4_prefix": fieldOption("ipv4_prefix", func(h *Handler) *int { return &h.IPv4Prefix }),
 	"ipv6_prefix": fieldOption("ipv6_prefix", func(h *Handler) *int { return &h.IPv6Prefix }),
 	"window":      fieldOption("window", func(h *Handler) *caddy.Duration { return &h.Window }),
+	"crawler_share": {read: func(h *Handler, r *optionReader) error {
+		err := r.set("crawler_share").integer(&h.CrawlerShare)
+		if h.CrawlerShare == 0 {
+			h.CrawlerShare = -1 // off; in JSON, 0 is the default
+		}
+		return err
+	}},
+	"crawler_ipv4_prefix": fieldOption("crawler_ipv4_prefix", func(h *Handler) *int { return &h.CrawlerIPv4Prefix }),
+	"crawler_ipv6_prefix": fieldOption("crawler_ipv6_prefix", func(h *Handler) *int { return &h.CrawlerIPv6Prefix }),
 	"cooldown": pairOption("<duration> [<max>]", "<max>", [2]string{"cooldown", "max_cooldown"},
 		durationArg(func(h *Handler) *caddy.Duration { return &h.Cooldown }), durationArg(func(h *Handler) *caddy.Duration { return &h.MaxCooldown })),
 	"tarpit": pairOption("<duration> [<max held>]", "<max held>", [2]string{"tarpit", "tarpit_max"},

@@ -51,6 +51,9 @@ func TestCaddyfileOptions(t *testing.T) {
 		strikes 7 12
 		ipv4_prefix 24
 		ipv6_prefix 56
+		crawler_share 2
+		crawler_ipv4_prefix 22
+		crawler_ipv6_prefix 40
 		window 5m
 		cooldown 10m 12h
 		tarpit 20s 50
@@ -91,6 +94,7 @@ func TestCaddyfileOptions(t *testing.T) {
 		CrawlDelay:   caddy.Duration(2 * time.Second),
 		Rates:        map[string]caddy.Duration{"ai": caddy.Duration(5 * time.Second), "script": caddy.Duration(500 * time.Millisecond), "search": 0},
 		Burst:        4, Grace: 2, Strikes: 7, AddressStrikes: 12, IPv4Prefix: 24, IPv6Prefix: 56,
+		CrawlerShare: 2, CrawlerIPv4Prefix: 22, CrawlerIPv6Prefix: 40,
 		Window:   caddy.Duration(5 * time.Minute),
 		Cooldown: caddy.Duration(10 * time.Minute), MaxCooldown: caddy.Duration(12 * time.Hour),
 		Tarpit: caddy.Duration(20 * time.Second), TarpitMax: 50,

@@ -94,6 +94,7 @@ func (h *Handler) check() (*settings, error) {
 		CrawlDelay: time.Duration(h.CrawlDelay), Rates: rates,
 		Burst: h.Burst, Grace: h.Grace, Strikes: h.Strikes, AddressStrikes: h.AddressStrikes,
 		IPv4Prefix: h.IPv4Prefix, IPv6Prefix: h.IPv6Prefix,
+		CrawlerShare: h.CrawlerShare, CrawlerIPv4Prefix: h.CrawlerIPv4Prefix, CrawlerIPv6Prefix: h.CrawlerIPv6Prefix,
 		Window: time.Duration(h.Window), Cooldown: time.Duration(h.Cooldown),
 		MaxCooldown: time.Duration(h.MaxCooldown), Tarpit: time.Duration(h.Tarpit),
 		EscalateVerifiedSearch: h.EscalateVerifiedSearch, AllowBadAgents: h.AllowBadAgents,

@@ -168,6 +168,30 @@ type Handler struct {
 	// addresses stays blocked at the others. Default: 64.
 	IPv6Prefix int `json:"ipv6_prefix,omitempty"`
 
+	// CrawlerShare is how many clients' worth of rate and burst one
+	// crawler gets across all its addresses: a verified crawler by its
+	// identity, across every address; a declared but unverified product
+	// token, or an undeclared bot's or a poser's TLS fingerprint (JA4),
+	// within its network (CrawlerIPv4Prefix, CrawlerIPv6Prefix). Spread
+	// over 50 addresses, a crawler that ignores its Crawl-delay gets this
+	// many times what one address gets. Its strikes count on the crawler
+	// too (a trap hit is one), and AddressStrikes of them block it there.
+	// Browsers are never held to it. -1 (in the
+	// Caddyfile 0) turns it off: every address prefix is a crawler of its
+	// own. See docs/how-it-decides.md. Default: 3.
+	CrawlerShare int `json:"crawler_share,omitempty"`
+
+	// CrawlerIPv4Prefix is the prefix length of the IPv4 network within
+	// which a declared token or a fingerprint is one crawler: /24 is the
+	// smallest block routed on the internet, so someone sending another
+	// crawler's token from its own network never paces that crawler
+	// elsewhere. Never longer than IPv4Prefix. Default: 24.
+	CrawlerIPv4Prefix int `json:"crawler_ipv4_prefix,omitempty"`
+
+	// CrawlerIPv6Prefix is the same for IPv6: a /48 is what a site is
+	// given (65,536 /64s). Never longer than IPv6Prefix. Default: 48.
+	CrawlerIPv6Prefix int `json:"crawler_ipv6_prefix,omitempty"`
+
 	// Window is the span in which strikes count. Default: 10m.
 	Window caddy.Duration `json:"window,omitempty"`
 

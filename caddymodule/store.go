@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/enforce/redisstore"
@@ -123,7 +124,8 @@ func (rs *RedisStore) join(h *Handler) (*redisstore.Store, error) {
 		return nil, fmt.Errorf("robots_guard: %w", err)
 	}
 	ttl := time.Duration(h.StateTTL)
-	key := set.Key(h.Zone, ttl)
+	// The crawler networks name the records (redisstore ids.go).
+	key := set.Key(h.Zone, ttl) + fmt.Sprintf("\x00%d/%d", h.CrawlerIPv4Prefix, h.CrawlerIPv6Prefix)
 	v, _, err := fleetStores.LoadOrNew(key, func() (caddy.Destructor, error) {
 		c, err := redisstore.Open(set.URL, set.Timeout)
 		if err != nil {
@@ -131,7 +133,7 @@ func (rs *RedisStore) join(h *Handler) (*redisstore.Store, error) {
 		}
 		return &pooledStore{zone: h.Zone, client: c, store: redisstore.New(redisstore.Options{
 			Client: c, KeyPrefix: set.KeyPrefix, Zone: h.Zone, TTL: ttl, MaxBlocks: cmp.Or(h.MaxBlocks, h.MaxClients), Timeout: set.Timeout,
-			OnError: set.OnError, Local: h.shared.store,
+			OnError: set.OnError, Local: h.shared.store, CrawlerIPv4Prefix: h.CrawlerIPv4Prefix, CrawlerIPv6Prefix: h.CrawlerIPv6Prefix,
 		})}, nil
 	})
 	if err != nil {
@@ -153,6 +155,9 @@ func (rs *RedisStore) join(h *Handler) (*redisstore.Store, error) {
 		Up: func() {
 			m.SetStoreUp(zone, true)
 			log.Info("the Redis store answers again", zap.String("zone", zone))
+		},
+		Memory: func(r redisstore.Report) {
+			log.Log(zapcore.Level(r.Level()), r.Msg, append(redisstore.Fields(r, zap.Int), zap.String("zone", zone), zap.Error(r.Err))...)
 		},
 	})
 	return s, nil

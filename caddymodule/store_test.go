@@ -33,7 +33,7 @@ func TestRedisStoreHandler(t *testing.T) {
 	if code := serve(a, "192.0.2.20", uaFirefoxState, "/trap/"); code != 403 {
 		t.Fatalf("trap through a: %d", code)
 	}
-	if reply, _ := srv.Do("EXISTS", "robots_guard:"+zone+":{192.0.2.20/32}"); reply != ":1" {
+	if reply, _ := srv.Do("EXISTS", "robots_guard:"+zone+":{192.0.2.0/24}192.0.2.20/32"); reply != ":1" {
 		t.Errorf("the client's record is not in Redis: %s", reply)
 	}
 	if code := serve(b, "192.0.2.20", uaFirefoxState, "/"); code != 403 {
@@ -103,7 +103,7 @@ func TestRedisStoreHandler(t *testing.T) {
 	if code := serve(a, "192.0.2.30", bot, "/page"); code != 200 {
 		t.Errorf("after Redis is back (an empty one): %d", code)
 	}
-	if reply, _ := srv.Do("EXISTS", "robots_guard:"+zone+":{192.0.2.30/32}"); reply != ":1" {
+	if reply, _ := srv.Do("EXISTS", "robots_guard:"+zone+":{192.0.2.0/24}192.0.2.30/32"); reply != ":1" {
 		t.Errorf("the state is not in Redis again: %s", reply)
 	}
 }

@@ -27,14 +27,17 @@ Lists the blocks in force in a running Caddy, from its admin API
 else localhost:2019).
 
 Output: a table with one row per block: SITE (the site whose decision made
-it, with its zone when the zone is shared and so named otherwise), IP, TOKEN ("(whole IP)" for
-traps, bad agents and impostors), BLOCKED FOR (time left), REASON (what
+it, with its zone when the zone is shared and so named otherwise), IP, TOKEN
+("(whole IP)" for traps, bad agents and impostors; "(crawler: token
+examplebot)" for a crawler's block: every address of the network in IP, or
+"(every address)" of a verified crawler), BLOCKED FOR (time left), REASON (what
 made the block: trap, disallowed (strikes for disallowed paths), rate
 (strikes for ignoring Retry-After), class (block_class), invalid,
 bad_agent, impostor; unknown for a block stored before blocks carried
 their reason), OFFENSES (blocks so far; each doubles the cooldown) and
 READ ROBOTS.TXT; then "N blocked". --json writes {"zones": {"NAME":
-[{"site", "ip", "token", "until", "offenses", "reason", "read_robots"}]}}.
+[{"site", "ip", "token", "until", "offenses", "reason", "read_robots",
+"crawler"}]}}.
 ` + blockedExitCodes,
 		Example: `  caddy robots blocked
   caddy robots blocked --zone shop --json
@@ -83,7 +86,10 @@ func writeBlocked(w io.Writer, zones map[string][]enforce.BlockedClient, now tim
 	for _, zone := range slices.Sorted(maps.Keys(zones)) {
 		for _, b := range zones[zone] {
 			token := b.Token
-			if token == "" {
+			switch {
+			case b.Crawler != "":
+				token = "(crawler: " + b.Crawler + ")" // every address of IP, its network
+			case token == "":
 				token = "(whole IP)"
 			}
 			until := b.Until.Sub(now).Round(time.Second).String()
@@ -122,8 +128,9 @@ func unblockCommand(env *Caddy) *cobra.Command {
 		Short: "Lifts every block of a client IP, or of an IP range, in a running Caddy's robots_guard",
 		Long: `
 Lifts every block of IP, or of every address in CIDR (the address's own
-block and each of its tokens'), in every zone, or in --zone, and forgets
-their strikes and offenses, through the admin API
+block and each of its tokens', and those of the crawlers of its network,
+or of a verified crawler seen there), in every zone, or in --zone, and
+forgets their strikes and offenses, through the admin API
 (POST /robots_guard/unblock {"ip": "...", "zone": "..."}). Clients are
 tracked by prefix (ipv4_prefix, ipv6_prefix), so an IPv6 address lifts
 the block of its /64.

@@ -26,7 +26,7 @@ func TestAllowTokenIsAClaim(t *testing.T) {
 	expect(t, "trapped client as the token", e.Decide(req("192.0.2.1", uaExample, "/"), p), Deny, ReasonBlockedClient)
 	expect(t, "trapped client as the token, disallowed path", e.Decide(req("192.0.2.1", uaExample, "/private"), p), Deny, ReasonBlockedClient)
 	// The token on a trap path: trapped like anyone.
-	expect(t, "the token on a trap", e.Decide(req("192.0.2.2", uaExample, "/trap/x"), p), Deny, ReasonTrap)
+	expect(t, "the token on a trap", e.Decide(req("198.51.100.2", uaExample, "/trap/x"), p), Deny, ReasonTrap)
 	// An impostor claiming an allowlisted, verifiable token.
 	imp := req("192.0.2.3", uaGooglebot, "/")
 	imp.Verdict = uaclass.Impostor
@@ -41,7 +41,7 @@ func TestAllowTokenIsAClaim(t *testing.T) {
 	expect(t, "the token from a blocked address", e.Decide(req("192.0.2.5", uaExample, "/"), p), Deny, ReasonBlockedClient)
 	// Elsewhere the token is exempt from rules and rates, as configured.
 	for i := 0; i < 10; i++ {
-		expect(t, "the token", e.Decide(req("192.0.2.6", uaExample, "/private"), p), Allow, ReasonAllowlisted)
+		expect(t, "the token", e.Decide(req("203.0.113.6", uaExample, "/private"), p), Allow, ReasonAllowlisted)
 	}
 }
 

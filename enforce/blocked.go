@@ -38,6 +38,12 @@ type BlockedClient struct {
 	// DryRun marks a block that dry-run mode recorded: what enforcement
 	// would have done. Nobody is refused for it.
 	DryRun bool `json:"dry_run,omitempty"`
+	// Crawler names the crawler of a crawler's block ([Crawler.Label]:
+	// "token examplebot", "fingerprint t13d…", "verified gptbot"): every
+	// address of its network (Prefix, IP), or for a verified identity
+	// every address (IP "(every address)"), is refused. On the block of a
+	// verified crawler's own address state, it names the identity.
+	Crawler string `json:"crawler,omitempty"`
 }
 
 // PrefixString returns p as [BlockedClient.IP] shows it.
@@ -67,15 +73,31 @@ func ParseUnblock(s string) (netip.Prefix, error) {
 	return netip.PrefixFrom(ip, ip.BitLen()), nil
 }
 
-// Blocked lists the clients blocked at now, by prefix, token and mode.
+// EveryAddress is what [BlockedClient].IP shows for a verified crawler's
+// block: its identity is refused at every address.
+const EveryAddress = "(every address)"
+
+// Blocked lists the clients blocked at now, by prefix, token and mode, and
+// the crawlers blocked.
 func (s *MemoryStore) Blocked(now time.Time) []BlockedClient {
 	t := now.UnixNano()
 	var out []BlockedClient
 	entry := func(n *storeNode, token string, st *State) BlockedClient {
 		p := n.key.prefix()
-		return BlockedClient{Prefix: p, IP: PrefixString(p), Token: token, Until: time.Unix(0, st.BlockedUntil),
+		b := BlockedClient{Prefix: p, IP: PrefixString(p), Token: token, Until: time.Unix(0, st.BlockedUntil),
 			// robots.txt fetches are recorded on the address's own state.
 			Offenses: int(st.Offenses), Reason: st.Why, ReadRobots: n.addr.RobotsAt != 0, DryRun: n.key.dry}
+		switch {
+		case n.key.kind != CrawlerNone:
+			b.Token, b.ReadRobots = "", false
+			b.Crawler = Crawler{Kind: n.key.kind, Name: n.tok0.token}.Label()
+			if n.key.kind == CrawlerVerified {
+				b.IP = EveryAddress
+			}
+		case n.key.id != 0 && n.ntok > 0:
+			b.Crawler = Crawler{Kind: CrawlerVerified, Name: n.tok0.token}.Label()
+		}
+		return b
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -99,7 +121,7 @@ func (s *MemoryStore) Blocked(now time.Time) []BlockedClient {
 }
 
 // SortBlocked sorts blocks as [MemoryStore.Blocked] lists them: by address,
-// prefix length, token, enforced before dry-run.
+// prefix length, token, crawler, enforced before dry-run, end.
 func SortBlocked(out []BlockedClient) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -112,15 +134,24 @@ func SortBlocked(out []BlockedClient) {
 		if a.Token != b.Token {
 			return a.Token < b.Token
 		}
-		return !a.DryRun && b.DryRun
+		if a.Crawler != b.Crawler {
+			return a.Crawler < b.Crawler
+		}
+		if a.DryRun != b.DryRun {
+			return !a.DryRun
+		}
+		return a.Until.Before(b.Until)
 	})
 }
 
 // Unblock lifts every block of the address prefixes that overlap p (an
 // address is a /32 or /128 prefix): the whole address's and each of its
 // tokens', enforced or dry-run, and forgets their strikes and past
-// offences, for an operator who finds a block was a mistake. It returns how
-// many blocks were in force.
+// offences, for an operator who finds a block was a mistake. It lifts the
+// blocks of the crawlers of the networks that overlap p too (a client at
+// an address is refused for its crawler's block), and of a verified
+// crawler that p holds an address of. It returns how many blocks were in
+// force.
 func (s *MemoryStore) Unblock(p netip.Prefix, now time.Time) int {
 	t := now.UnixNano()
 	p = p.Masked()
@@ -133,21 +164,34 @@ func (s *MemoryStore) Unblock(p netip.Prefix, now time.Time) int {
 		st.Strikes, st.Slips, st.WindowStart = 0, 0, 0
 		st.ThrottleUntil, st.StrikeFrom = 0, 0
 	}
-	for i := range s.shards {
-		sh := &s.shards[i]
-		sh.mu.Lock()
-		for _, l := range [...]*storeList{&sh.blocks, &sh.clients} {
-			for n := l.head; n != nil; n = n.next {
-				if !n.key.prefix().Overlaps(p) {
-					continue
-				}
-				forgive(&n.addr)
-				for i := 0; i < int(n.ntok); i++ {
-					forgive(&n.tok(i).st)
+	identities := map[uint64]bool{} // verified crawlers seen in p
+	for pass := range 2 {
+		for i := range s.shards {
+			sh := &s.shards[i]
+			sh.mu.Lock()
+			for _, l := range [...]*storeList{&sh.blocks, &sh.clients} {
+				for n := l.head; n != nil; n = n.next {
+					k := &n.key
+					if pass == 0 && k.kind == CrawlerVerified || pass == 1 && (k.kind != CrawlerVerified || !identities[k.id]) {
+						continue
+					}
+					if pass == 0 && !k.prefix().Overlaps(p) {
+						continue
+					}
+					if k.kind == CrawlerNone && k.id != 0 {
+						identities[k.id] = true
+					}
+					forgive(&n.addr)
+					for i := 0; i < int(n.ntok); i++ {
+						forgive(&n.tok(i).st)
+					}
 				}
 			}
+			sh.mu.Unlock()
 		}
-		sh.mu.Unlock()
+		if len(identities) == 0 {
+			break
+		}
 	}
 	return lifted
 }

@@ -141,6 +141,23 @@ type Config struct {
 	// IPv6 host usually holds a whole /64. Defaults: 32 and 64.
 	IPv4Prefix, IPv6Prefix int
 
+	// CrawlerShare is how many clients' worth of rate and burst one
+	// crawler gets across all its addresses (see [Crawler]): a verified
+	// crawler across every address, a declared token or an undeclared
+	// bot's fingerprint within its network (CrawlerIPv4Prefix,
+	// CrawlerIPv6Prefix). Its strikes count on the crawler too (a trap
+	// hit is one), and AddressStrikes of them block it. Browsers are never
+	// held to it.
+	// Default: 3. Negative: off (every address is a crawler of its own).
+	CrawlerShare int
+
+	// CrawlerIPv4Prefix and CrawlerIPv6Prefix are the prefix lengths of
+	// the network within which a declared token or a fingerprint is one
+	// crawler: /24 is the smallest IPv4 block routed on the internet, /48
+	// the block a site is given in IPv6 (65,536 /64s). A prefix longer
+	// than IPv4Prefix or IPv6Prefix is that prefix. Defaults: 24 and 48.
+	CrawlerIPv4Prefix, CrawlerIPv6Prefix int
+
 	// Now returns the current time. Default: time.Now.
 	Now func() time.Time
 }
@@ -148,6 +165,11 @@ type Config struct {
 // AddressShare is how many clients' worth of rate and burst all the bots
 // of one address prefix get together.
 const AddressShare = 4
+
+// DefaultCrawlerShare is Config.CrawlerShare's default: a crawler spread
+// over any number of addresses gets at most three times what one address
+// gets.
+const DefaultCrawlerShare = 3
 
 // maxBurst bounds bursts, so that a bucket's tolerance is a sane duration.
 const maxBurst = 1_000_000
@@ -211,6 +233,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.IPv6Prefix == 0 {
 		c.IPv6Prefix = 64
 	}
+	if c.CrawlerShare == 0 {
+		c.CrawlerShare = DefaultCrawlerShare
+	}
+	if c.CrawlerIPv4Prefix == 0 {
+		c.CrawlerIPv4Prefix = 24
+	}
+	if c.CrawlerIPv6Prefix == 0 {
+		c.CrawlerIPv6Prefix = 48
+	}
 	if c.Grace == 0 {
 		c.Grace = 1
 	}
@@ -250,6 +281,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("ipv4 prefix must be between 1 and 32, got %d", c.IPv4Prefix)
 	case c.IPv6Prefix < 0 || c.IPv6Prefix > 128:
 		return c, fmt.Errorf("ipv6 prefix must be between 1 and 128, got %d", c.IPv6Prefix)
+	case c.CrawlerShare > maxBurst:
+		return c, fmt.Errorf("crawler share must be at most %d, got %d", maxBurst, c.CrawlerShare)
+	case c.CrawlerIPv4Prefix < 0 || c.CrawlerIPv4Prefix > 32:
+		return c, fmt.Errorf("crawler ipv4 prefix must be between 1 and 32, got %d", c.CrawlerIPv4Prefix)
+	case c.CrawlerIPv6Prefix < 0 || c.CrawlerIPv6Prefix > 128:
+		return c, fmt.Errorf("crawler ipv6 prefix must be between 1 and 128, got %d", c.CrawlerIPv6Prefix)
 	case c.Window < 0:
 		return c, fmt.Errorf("window must be positive, got %v", c.Window)
 	case c.Cooldown < 0:

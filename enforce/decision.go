@@ -63,6 +63,11 @@ const (
 	// ReasonAddressRate: the bots of the client's address prefix together
 	// exceed the address's rate (a client rotating its User-Agent).
 	ReasonAddressRate Reason = "address_rate"
+	// ReasonCrawlerRate: the crawler's requests over all its addresses
+	// together exceed CrawlerShare times one client's rate: by its
+	// verified identity, or within its network by its token or its
+	// fingerprint (see [Crawler]).
+	ReasonCrawlerRate Reason = "crawler_rate"
 	// ReasonBlockedClient: the client, or its whole address, collected too
 	// many strikes (or hit a trap) and is blocked until its cooldown ends.
 	ReasonBlockedClient Reason = "blocked_client"
@@ -103,7 +108,7 @@ var Reasons = [...]Reason{
 	ReasonNone, ReasonRobotsTxt, ReasonAllowlisted, ReasonDisallowed,
 	ReasonCrawlDelay, ReasonRate, ReasonAddressRate, ReasonBlockedClient, ReasonTrap,
 	ReasonBadAgent, ReasonImpostor, ReasonBlockedClass, ReasonInvalid, ReasonContentUsage,
-	ReasonDeparture, ReasonFeed,
+	ReasonDeparture, ReasonFeed, ReasonCrawlerRate,
 }
 
 // UsageMode says what the engine does when the site's AI usage
@@ -226,6 +231,12 @@ type Decision struct {
 	// Violation marks a request that broke the rules even when the action
 	// is Allow (a first slip that is only logged).
 	Violation bool
+	// Crawler is what identifies the client across its addresses (see
+	// [Crawler]): the key its crawler's state is kept by; zero for a
+	// browser. ByCrawler reports that the crawler's state decided: its
+	// bucket (ReasonCrawlerRate) or its block.
+	Crawler   Crawler
+	ByCrawler bool
 	// BlockDropped reports that the block this request earned was not
 	// stored because the store holds as many blocks as it may; the
 	// request itself is refused all the same.

@@ -81,8 +81,10 @@ func New(cfg Config, store Store) (*Engine, error) {
 // the client, so that nobody is refused, struck or blocked for what the
 // served file allows (with p nil they apply as configured). Per-client
 // state is kept by address prefix (IPv4Prefix, IPv6Prefix; a NAT64
-// address is the IPv4 client it embeds) and product token, and per
-// address prefix as a whole. In order:
+// address is the IPv4 client it embeds) and product token, per address
+// prefix as a whole, and for a bot per crawler across its addresses
+// ([Engine.Crawler]: its verified identity, or its token or fingerprint
+// within its network). In order:
 //
 //  1. /robots.txt is always served, and the fetch is recorded.
 //  2. Allowlisted IP ranges are served.
@@ -108,8 +110,9 @@ func New(cfg Config, store Store) (*Engine, error) {
 //     a BrowserLike request, and for a renderer's subresources in a bucket
 //     of their own, render.go; class bot's for a claim whose verification
 //     did not finish, where its own class has none), is enforced with a
-//     token bucket per client, and AddressShare times it per address; see
-//     [Apply] for when a rate violation is logged, throttled or a strike.
+//     token bucket per client, AddressShare times it per address and
+//     CrawlerShare times it per crawler; see [Apply] for when a rate
+//     violation is logged, throttled or a strike.
 //  9. A bot whose purpose (uaclass.Purposes) the site's AI usage
 //     preferences refuse for the path is refused (ContentUsage), naming
 //     the Content-Usage or Content-Signal line. It is no strike: a crawler
@@ -118,9 +121,10 @@ func New(cfg Config, store Store) (*Engine, error) {
 //     lets it use. Its requests count against its rate like any others.
 //     Bots of unknown purpose are judged by Allow and Disallow only.
 //
-// Enough strikes in a window block the client (Strikes) or its whole
-// address (AddressStrikes, counted over all its tokens) for a cooldown that
-// doubles with each block; with a Tarpit configured, a blocked bot's
+// Enough strikes in a window block the client (Strikes), its whole
+// address (AddressStrikes, counted over all its tokens) or its crawler
+// (AddressStrikes, counted over all its addresses; a trap hit is one) for
+// a cooldown that doubles with each block; with a Tarpit configured, a blocked bot's
 // further requests are held before they are refused. Verified search
 // crawlers and agents signing with pinned keys are never blocked and never
 // throttled unless EscalateVerifiedSearch is set. Each request is at most
@@ -144,6 +148,8 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		d.Evidence = req.Evidence.Evidence
 	}
 	key := e.key(req.IP, ua.Token())
+	key.Crawler = e.Crawler(req) // crawler.go
+	d.Crawler = key.Crawler
 	addr := AddrKey(key)
 	long := longTarget(&req.Target)
 
@@ -179,7 +185,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		if ua.Class == uaclass.Bad {
 			why = WhyBadAgent
 		}
-		out := e.store.Apply(addr, now, e.op(Op{Strike: true, Blockable: true, Why: why}))
+		out := e.store.Apply(addr, now, e.op(Op{Strike: true, Blockable: true, CheckCrawler: true, Why: why}))
 		d.sawRobots(out.State.RobotsAt)
 		reason := ReasonImpostor
 		switch {
@@ -191,7 +197,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return e.refuse(d, reason, out)
 	}
 	if e.allowlistedToken(ua.Tokens) {
-		out := e.store.Apply(addr, now, Op{Peek: true})
+		out := e.store.Apply(addr, now, Op{Peek: true, CheckCrawler: true})
 		d.sawRobots(out.State.RobotsAt)
 		if out.Blocked {
 			return e.refuse(d, ReasonBlockedClient, out)
@@ -205,7 +211,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	if long {
 		// Matching a long target may cost more than this peek: a blocked
 		// client is refused before it is matched.
-		if out := e.store.Apply(key, now, Op{Peek: true, CheckAddr: true}); out.Blocked {
+		if out := e.store.Apply(key, now, Op{Peek: true, CheckAddr: true, CheckCrawler: true}); out.Blocked {
 			d.sawRobots(out.AddrRobotsAt)
 			return e.refuse(d, ReasonBlockedClient, out)
 		}
@@ -225,7 +231,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		if !classBlocked {
 			reason, why = ReasonInvalid, WhyInvalid
 		}
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true, Why: why}))
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true, CheckCrawler: true, Why: why}))
 		d.sawRobots(out.AddrRobotsAt)
 		if out.Blocked {
 			reason = ReasonBlockedClient
@@ -246,7 +252,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		return e.departure(d, res, key, now)
 	}
 	if !res.Allowed {
-		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true, Why: WhyDisallowed}))
+		out := e.store.Apply(key, now, e.op(Op{Strike: true, Blockable: !unblockable, CheckAddr: true, CheckCrawler: true, Why: WhyDisallowed}))
 		d.sawRobots(out.AddrRobotsAt)
 		reason := ReasonDisallowed
 		if out.Blocked {
@@ -257,7 +263,7 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 
 	usage := e.usageRefusal(req, p)
 
-	interval, burst, reason := res.CrawlDelay, e.cfg.Burst, ReasonCrawlDelay
+	interval, burst, reason, crawled := res.CrawlDelay, e.cfg.Burst, ReasonCrawlDelay, true
 	switch {
 	case req.BrowserLike:
 		interval, burst, reason = e.cfg.BrowserLikeInterval, e.cfg.BrowserLikeBurst, ReasonRate
@@ -266,7 +272,9 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 		if !ok {
 			return e.refuse(d, ReasonBlockedClient, out)
 		}
-		key = sub
+		// The crawler's pages are paced as its own; its subresources,
+		// at a browser's rate per client, are not.
+		key, crawled = sub, false
 		interval, burst, reason = e.cfg.BrowserLikeInterval, e.cfg.BrowserLikeBurst, ReasonRate
 	case interval == 0:
 		interval, reason = e.classRates[ua.Class], ReasonRate
@@ -276,10 +284,14 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 			interval = e.classRates[uaclass.OtherBot]
 		}
 	}
-	op := Op{Peek: true, CheckAddr: true}
+	op := Op{Peek: true, CheckAddr: true, CheckCrawler: crawled}
 	if interval > 0 {
 		op = e.op(Op{Interval: interval, Burst: burst, AddrInterval: interval / AddressShare, AddrBurst: burst * AddressShare,
 			Grace: e.cfg.Grace, Blockable: !unblockable, CheckAddr: true, Why: WhyRate})
+		if crawled && key.Crawler.Kind != CrawlerNone {
+			share := e.cfg.CrawlerShare
+			op.CheckCrawler, op.CrawlerInterval, op.CrawlerBurst = true, interval/time.Duration(share), min(burst*share, maxBurst)
+		}
 		if gentle {
 			// Every violation is only logged.
 			op.Grace = math.MaxInt32
@@ -295,8 +307,11 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	if interval == 0 || out.Took {
 		return e.usageDecision(d, usage)
 	}
-	if out.ByAddr {
+	switch {
+	case out.ByAddr:
 		reason = ReasonAddressRate
+	case out.ByCrawler:
+		reason, d.ByCrawler = ReasonCrawlerRate, true
 	}
 	d.Reason, d.Violation, d.RetryAfter = reason, true, out.RetryAfter
 	switch {
@@ -321,8 +336,13 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 // false and the request is judged as any other. A long target is first
 // checked against the address's block (see [Engine.Decide]).
 func (e *Engine) trap(d Decision, req *Request, p *policy.Policy, addr Key, now time.Time, long bool) (_ Decision, hit bool) {
+	// A trap hit is a strike on the crawler of a network (a token, a
+	// fingerprint; AddressStrikes of them block it), not on a verified
+	// identity: that one's address (kept apart, Crawler.Scopes) is
+	// blocked, as anyone's.
+	crawler := addr.Crawler.Networked()
 	if long {
-		if out := e.store.Apply(addr, now, Op{Peek: true}); out.Blocked {
+		if out := e.store.Apply(addr, now, Op{Peek: true, CheckCrawler: crawler}); out.Blocked {
 			d.sawRobots(out.State.RobotsAt)
 			return e.refuse(d, ReasonTrap, out), true
 		}
@@ -333,7 +353,7 @@ func (e *Engine) trap(d Decision, req *Request, p *policy.Policy, addr Key, now 
 	}
 	d.Group, d.Rule = ref.Agent, ref.Rule
 	d.BrowserDisallowed = ClaimsBrowser(&req.UA) // no tokens: ref is the "*" group's
-	op := e.op(Op{Block: true, Why: WhyTrap})
+	op := e.op(Op{Block: true, CheckCrawler: crawler, Why: WhyTrap})
 	if req.CrossSite {
 		op = Op{Peek: true}
 	}
@@ -405,16 +425,33 @@ func (e *Engine) usageDecision(d Decision, line *policy.Rule) Decision {
 	return d
 }
 
-// key returns the store key of a client: its address prefix and token, in
-// the engine's mode.
+// key returns the store key of a client: its address prefix, its network
+// and its token, in the engine's mode.
 func (e *Engine) key(ip netip.Addr, token string) Key {
 	ip = clientAddr(ip)
-	bits := e.cfg.IPv6Prefix
+	bits, net := e.cfg.IPv6Prefix, e.cfg.CrawlerIPv6Prefix
 	if ip.Is4() {
-		bits = e.cfg.IPv4Prefix
+		bits, net = e.cfg.IPv4Prefix, e.cfg.CrawlerIPv4Prefix
 	}
 	p, _ := ip.Prefix(bits) // the zero Addr gives the zero Prefix
-	return Key{Prefix: p, Token: token, DryRun: e.cfg.DryRun}
+	n, _ := ip.Prefix(min(bits, net))
+	return Key{Prefix: p, Net: n, Token: token, DryRun: e.cfg.DryRun}
+}
+
+// Network returns the network of p within which a crawler's key holds:
+// p's address masked to bits (v4 or v6, as the address is), or p itself
+// when it is the shorter. A fleet store keeps the records of one network
+// together.
+func Network(p netip.Prefix, v4, v6 int) netip.Prefix {
+	if !p.IsValid() {
+		return netip.Prefix{}
+	}
+	bits := v6
+	if p.Addr().Is4() {
+		bits = v4
+	}
+	n, _ := p.Addr().Prefix(min(p.Bits(), bits))
+	return n
 }
 
 // nat64 is the NAT64 well-known prefix (RFC 6052): an address in it is an
@@ -440,7 +477,7 @@ func (e *Engine) ClientPrefix(ip netip.Addr) netip.Prefix { return e.key(ip, "")
 
 // op fills in the escalation settings of o.
 func (e *Engine) op(o Op) Op {
-	o.Strikes, o.AddrStrikes, o.Window = e.cfg.Strikes, e.cfg.AddressStrikes, e.cfg.Window
+	o.Strikes, o.AddrStrikes, o.CrawlerStrikes, o.Window = e.cfg.Strikes, e.cfg.AddressStrikes, e.cfg.AddressStrikes, e.cfg.Window
 	o.Cooldown, o.MaxCooldown = e.cfg.Cooldown, e.cfg.MaxCooldown
 	return o
 }
@@ -456,6 +493,8 @@ func (e *Engine) refuse(d Decision, reason Reason, out Outcome) Decision {
 	switch {
 	case out.AddrBlocked:
 		d.BlockedUntil, d.BlockReason = time.Unix(0, out.AddrBlockedUntil), out.AddrWhy
+	case out.CrawlerBlocked && !out.NewlyBlocked:
+		d.BlockedUntil, d.BlockReason, d.ByCrawler = time.Unix(0, out.CrawlerBlockedUntil), out.CrawlerWhy, true
 	case out.State.BlockedUntil != 0 && (out.Blocked || out.NewlyBlocked):
 		d.BlockedUntil, d.BlockReason = time.Unix(0, out.State.BlockedUntil), out.State.Why
 	}

@@ -114,9 +114,10 @@ func TestCrawlDelay(t *testing.T) {
 	// has its own.
 	expect(t, "other IP", e.Decide(req("192.0.2.2", uaExample, "/page"), p), Allow, ReasonNone)
 	expect(t, "other bot", e.Decide(req("192.0.2.1", uaGPTBot, "/page"), p), Allow, ReasonNone)
-	// Decimals are honoured.
+	// Decimals are honoured (a client in another network: this one's
+	// crawler has used its share).
 	p2 := compile("User-agent: *\nCrawl-delay: 0.5\n")
-	b2 := req("192.0.2.3", uaExample, "/")
+	b2 := req("198.51.100.3", uaExample, "/")
 	expect(t, "0.5s first", e.Decide(b2, p2), Allow, ReasonNone)
 	// Retry-After goes out in whole seconds: the Retry-After window is
 	// what the client was told.
@@ -330,8 +331,21 @@ func TestTrap(t *testing.T) {
 	// refused it all the same, since the backend serves the same file, by
 	// the query departure: no strike (issue 27).
 	expect(t, "anchored trap with a query, browser", e.Decide(req("198.51.100.11", uaBrowser, "/db.bak?v=2"), p), Allow, ReasonNone)
-	expect(t, "anchored trap with a query, bot", e.Decide(req("198.51.100.13", uaExample, "/db.bak?v=2"), p), Deny, ReasonDeparture)
-	expect(t, "after it", e.Decide(req("198.51.100.13", uaExample, "/"), p), Allow, ReasonNone)
+	expect(t, "anchored trap with a query, bot", e.Decide(req("203.0.113.13", uaExample, "/db.bak?v=2"), p), Deny, ReasonDeparture)
+	expect(t, "after it", e.Decide(req("203.0.113.13", uaExample, "/"), p), Allow, ReasonNone)
+	// A trap hit is a strike on ExampleBot's crawler in its network
+	// (198.51.100.0/24, issue 38): its other addresses there are served
+	// until trap hits from ten of them (AddressStrikes) block it.
+	expect(t, "the trapped crawler at another address of its network", e.Decide(req("198.51.100.14", uaExample, "/"), p), Allow, ReasonNone)
+	for i := range 9 {
+		expect(t, "another trap hit", e.Decide(req(fmt.Sprintf("198.51.100.%d", 20+i), uaExample, "/db.bak"), p), Deny, ReasonTrap)
+	}
+	d = e.Decide(req("198.51.100.14", uaExample, "/"), p)
+	expect(t, "the crawler after ten trap hits", d, Deny, ReasonBlockedClient)
+	if !d.ByCrawler || d.Crawler.Label() != "token examplebot" || d.BlockReason != WhyTrap {
+		t.Errorf("the crawler's block: %+v", d)
+	}
+	expect(t, "a browser in that network", e.Decide(req("198.51.100.14", uaBrowser, "/"), p), Allow, ReasonNone)
 }
 
 // TestDryRun: dry-run never enforces but reports the same decisions.

@@ -6,12 +6,15 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // MemoryStore is the in-process [Store]. It keeps one record per address
 // prefix (and mode): the address's own state and the states of up to
 // maxTokens of its tokens, so that a request, whatever its Op, is one map
-// lookup under one shard's lock; there is no global lock. The records sit
+// lookup under one shard's lock; there is no global lock. A crawler's own
+// state ([CrawlerKey]) is a record of its own: an Op with CheckCrawler is
+// two lookups, under the two shards' locks, taken in shard order. The records sit
 // in a sharded map with two LRU lists per shard, one for ordinary
 // addresses and one for addresses with a block (or a remembered offence).
 // Each list has its own bound, so a flood of new addresses evicts only
@@ -50,20 +53,40 @@ type storeShard struct {
 	_       [32]byte  // keep shards apart in memory
 }
 
-// addrKey identifies a record: an address prefix in one mode. It holds no
-// pointer (a netip.Addr does), so that the map's keys are small and cheap
-// to hash.
+// addrKey identifies a record: an address prefix in one mode (kind
+// CrawlerNone; id is the verified identity whose address state it keeps
+// apart, [Crawler.Scopes], else 0), or a crawler (its kind and ID, and for
+// a networked one its network). It holds no pointer (a netip.Addr does),
+// so that the map's keys are small and cheap to hash.
 type addrKey struct {
 	addr    [16]byte
+	id      uint64
 	bits    uint8
+	kind    CrawlerKind
 	v4, dry bool
-	_       bool
+	// zero fills the struct to 32 bytes: without padding, the map hashes
+	// it as one block of memory. It is never set.
+	zero [4]byte //lint:ignore U1000 it fills the struct (see above)
 }
 
-// makeAddrKey returns the record key of k.
-func makeAddrKey(k Key) addrKey {
+// makeAddrKey returns the key of the record of k's address.
+func makeAddrKey(k *Key) addrKey {
 	a := k.Prefix.Addr()
-	return addrKey{addr: a.As16(), bits: uint8(k.Prefix.Bits()), v4: a.Is4(), dry: k.DryRun}
+	ak := addrKey{addr: a.As16(), bits: uint8(k.Prefix.Bits()), v4: a.Is4(), dry: k.DryRun}
+	if k.Crawler.Scopes() {
+		ak.id = k.Crawler.ID
+	}
+	return ak
+}
+
+// makeCrawlerKey returns the key of the record of k's crawler.
+func makeCrawlerKey(k *Key) addrKey {
+	ck := addrKey{id: k.Crawler.ID, kind: k.Crawler.Kind, dry: k.DryRun, bits: 255}
+	if k.Crawler.Networked() {
+		a := k.Net.Addr()
+		ck.addr, ck.bits, ck.v4 = a.As16(), uint8(k.Net.Bits()), a.Is4()
+	}
+	return ck
 }
 
 // prefix returns the address prefix of k (the zero Prefix for a client
@@ -91,12 +114,14 @@ type tokenState struct {
 	st    State
 }
 
-// storeNode is the record of one address prefix.
+// storeNode is the record of one address prefix, or of one crawler.
 type storeNode struct {
-	key  addrKey
+	key addrKey
+	// addr is the address's own state, or the crawler's.
 	addr State
 	// tok0 holds the first token inline (most addresses have one); more
-	// holds the others.
+	// holds the others. A crawler's record has no tokens: tok0.token holds
+	// its name (Crawler.Name), for listings.
 	tok0       tokenState
 	more       []tokenState
 	ntok       int8
@@ -150,7 +175,7 @@ func (s *MemoryStore) Bounds() (clients, blocks int) {
 // address, salted per store, instead of a second full hash of the key
 // before the map's own.
 func (s *MemoryStore) shard(k *addrKey) *storeShard {
-	x := binary.LittleEndian.Uint64(k.addr[:8]) ^ binary.LittleEndian.Uint64(k.addr[8:]) ^ s.salt
+	x := binary.LittleEndian.Uint64(k.addr[:8]) ^ binary.LittleEndian.Uint64(k.addr[8:]) ^ k.id ^ s.salt
 	x ^= x >> 33
 	x *= 0xff51afd7ed558ccd
 	x ^= x >> 33
@@ -160,27 +185,105 @@ func (s *MemoryStore) shard(k *addrKey) *storeShard {
 // Apply implements [Store].
 func (s *MemoryStore) Apply(k Key, now time.Time, op Op) Outcome {
 	t := now.UnixNano()
-	ak := makeAddrKey(k)
+	ak := makeAddrKey(&k)
 	sh := s.shard(&ak)
+	crawl := op.CheckCrawler && k.Crawler.Kind != CrawlerNone
+	var ck addrKey
+	var csh *storeShard
+	var keep *storeNode // the crawler's record, which the address's must not evict
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	n := s.node(sh, ak, t, !op.Peek)
-	if n == nil {
-		return Outcome{}
+	if crawl {
+		ck = makeCrawlerKey(&k)
+		if csh = s.shard(&ck); csh == sh {
+			keep = sh.m[ck]
+		}
 	}
+	n := s.node(sh, ak, t, !op.Peek, keep)
+	// The crawler's record is looked up only when the Op will consult it:
+	// not when the address or the client is blocked, so that a blocked
+	// client's flood costs one lookup (apply.lua does the same).
+	if !crawl || s.blockedBefore(n, &k, t, &op) {
+		defer sh.mu.Unlock()
+		return s.apply(&k, n, sh, nil, nil, t, &op)
+	}
+	if csh != sh {
+		// Two shards are locked in their order, so that two Ops never
+		// wait for each other: when the crawler's comes first, the
+		// address's is locked again after it, and its record looked up
+		// again.
+		switch {
+		case uintptr(unsafe.Pointer(csh)) > uintptr(unsafe.Pointer(sh)):
+			csh.mu.Lock()
+		case csh.mu.TryLock():
+		default:
+			sh.mu.Unlock()
+			csh.mu.Lock()
+			sh.mu.Lock()
+			n = s.node(sh, ak, t, !op.Peek, nil)
+		}
+		defer csh.mu.Unlock()
+	}
+	defer sh.mu.Unlock()
+	c := s.node(csh, ck, t, !op.Peek, n)
+	if c != nil && c.tok0.token == "" {
+		c.tok0.token = k.Crawler.Name
+	}
+	return s.apply(&k, n, sh, c, csh, t, &op)
+}
+
+// blockedBefore reports whether [Apply] refuses op on k at t before it
+// consults the crawler's state: the address (for an Op with CheckAddr, or
+// on the address's key) or the client is blocked. It creates the client's
+// token state as apply does. The caller holds the lock of n's shard.
+func (s *MemoryStore) blockedBefore(n *storeNode, k *Key, t int64, op *Op) bool {
+	switch {
+	case n == nil:
+		return false
+	case k.IsAddr():
+		return n.addr.Blocked(t)
+	case op.CheckAddr && n.addr.Blocked(t):
+		return true
+	}
+	ts := s.token(n, k.Token, t, !op.Peek)
+	return ts != nil && ts.st.Blocked(t)
+}
+
+// apply applies op to n, the record of k's address (in shard sh; nil for a
+// peek of an unknown one) and, when c is not nil, to the crawler's record
+// c (in shard csh). The caller holds the shards' locks.
+func (s *MemoryStore) apply(k *Key, n *storeNode, sh *storeShard, c *storeNode, csh *storeShard, t int64, op *Op) Outcome {
+	var crawler *State
+	var crawlerBefore State
+	if c != nil {
+		crawler, crawlerBefore = &c.addr, c.addr
+		if !op.Peek {
+			c.seen = t
+		}
+	}
+	if n == nil {
+		// A peek of an unknown address: only its crawler can be blocked.
+		if crawler == nil {
+			return Outcome{}
+		}
+		out := Apply(&State{}, nil, crawler, t, *op)
+		out.State = State{}
+		return out
+	}
+	var out Outcome
 	if k.IsAddr() {
 		if op.Peek {
-			out := Apply(&n.addr, nil, t, op)
+			out = Apply(&n.addr, nil, crawler, t, *op)
 			out.Found = true
 			return out
 		}
 		n.seen = t
 		before := n.addr
-		out := Apply(&n.addr, nil, t, op)
+		out = Apply(&n.addr, nil, crawler, t, *op)
 		out.Found = true
 		if addrDropped, _ := s.settle(sh, n, t, &before, nil, nil); addrDropped {
 			out.NewlyBlocked, out.BlockDropped, out.State = false, true, n.addr
 		}
+		s.settleCrawler(csh, c, t, &crawlerBefore, &out)
 		return out
 	}
 	var addr *State
@@ -190,18 +293,19 @@ func (s *MemoryStore) Apply(k Key, now time.Time, op Op) Outcome {
 	ts := s.token(n, k.Token, t, !op.Peek)
 	if op.Peek {
 		if ts == nil {
-			// An unknown token: only its address can be blocked.
-			out := Apply(&State{}, addr, t, op)
+			// An unknown token: only its address or crawler can be
+			// blocked.
+			out = Apply(&State{}, addr, crawler, t, *op)
 			out.State = State{}
 			return out
 		}
-		out := Apply(&ts.st, addr, t, op)
+		out = Apply(&ts.st, addr, crawler, t, *op)
 		out.Found = true
 		return out
 	}
 	n.seen = t
 	before, addrBefore := ts.st, n.addr
-	out := Apply(&ts.st, addr, t, op)
+	out = Apply(&ts.st, addr, crawler, t, *op)
 	out.Found = true
 	addrDropped, tokDropped := s.settle(sh, n, t, &addrBefore, &ts.st, &before)
 	if tokDropped {
@@ -210,15 +314,29 @@ func (s *MemoryStore) Apply(k Key, now time.Time, op Op) Outcome {
 	if addrDropped {
 		out.AddrBlocked, out.AddrNewlyBlocked, out.AddrBlockedUntil, out.AddrWhy, out.BlockDropped = false, false, n.addr.BlockedUntil, n.addr.Why, true
 	}
+	s.settleCrawler(csh, c, t, &crawlerBefore, &out)
 	return out
 }
 
+// settleCrawler settles the crawler's record c after an Op (see settle),
+// and reports in out a new block of it that the store had no room for.
+func (s *MemoryStore) settleCrawler(csh *storeShard, c *storeNode, t int64, before *State, out *Outcome) {
+	if c == nil {
+		return
+	}
+	if dropped, _ := s.settle(csh, c, t, before, nil, nil); dropped {
+		out.CrawlerBlocked, out.CrawlerNewlyBlocked, out.BlockDropped = false, false, true
+		out.CrawlerBlockedUntil, out.CrawlerWhy = c.addr.BlockedUntil, c.addr.Why
+	}
+}
+
 // node returns the live record of k in sh, creating it when create is set
-// (nil otherwise if there is none), and marks it used. The caller holds
-// sh.mu.
-func (s *MemoryStore) node(sh *storeShard, k addrKey, t int64, create bool) *storeNode {
+// (nil otherwise if there is none), and marks it used. A new record evicts
+// the least recently used ordinary one beyond the bound, but never keep
+// (the other record of the same Op). The caller holds sh.mu.
+func (s *MemoryStore) node(sh *storeShard, k addrKey, t int64, create bool, keep *storeNode) *storeNode {
 	n, ok := sh.m[k]
-	if ok && s.expired(n, t) {
+	if ok && s.expired(n, t) && n != keep {
 		sh.remove(n)
 		ok = false
 	}
@@ -231,7 +349,7 @@ func (s *MemoryStore) node(sh *storeShard, k addrKey, t int64, create bool) *sto
 	if !create {
 		return nil
 	}
-	for sh.clients.n >= s.perShard && sh.clients.tail != nil {
+	for sh.clients.n >= s.perShard && sh.clients.tail != nil && sh.clients.tail != keep {
 		sh.remove(sh.clients.tail)
 	}
 	n = &storeNode{key: k}

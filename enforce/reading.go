@@ -56,7 +56,7 @@ func (e *Engine) match(req *Request, p *policy.Policy) policy.Result {
 // file the reference way can lose the URL but never its access; a blocked
 // client or address is still refused as blocked.
 func (e *Engine) departure(d Decision, res policy.Result, key Key, now time.Time) Decision {
-	out := e.store.Apply(key, now, Op{Peek: true, CheckAddr: true})
+	out := e.store.Apply(key, now, Op{Peek: true, CheckAddr: true, CheckCrawler: true})
 	d.sawRobots(out.AddrRobotsAt)
 	if out.Blocked {
 		return e.refuse(d, ReasonBlockedClient, out)

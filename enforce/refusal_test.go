@@ -106,7 +106,7 @@ func TestReasons(t *testing.T) {
 		seen[r] = true
 	}
 	for _, r := range []Reason{ReasonNone, ReasonRobotsTxt, ReasonAllowlisted, ReasonDisallowed, ReasonCrawlDelay, ReasonRate, ReasonAddressRate,
-		ReasonBlockedClient, ReasonTrap, ReasonBadAgent, ReasonImpostor, ReasonBlockedClass, ReasonInvalid, ReasonContentUsage} {
+		ReasonBlockedClient, ReasonTrap, ReasonBadAgent, ReasonImpostor, ReasonBlockedClass, ReasonInvalid, ReasonContentUsage, ReasonCrawlerRate} {
 		if !seen[r] {
 			t.Errorf("%q is missing", r)
 		}

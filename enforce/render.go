@@ -39,7 +39,7 @@ func renderedSubresource(req *Request) bool {
 // false with the outcome of the check when the client or its address is
 // blocked.
 func (e *Engine) subresourceKey(k Key, now time.Time) (Key, Outcome, bool) {
-	out := e.store.Apply(k, now, Op{Peek: true, CheckAddr: true})
+	out := e.store.Apply(k, now, Op{Peek: true, CheckAddr: true, CheckCrawler: true})
 	if out.Blocked {
 		return k, out, false
 	}

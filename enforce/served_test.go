@@ -35,7 +35,7 @@ func TestTrapUnderOwnersAllow(t *testing.T) {
 	// A group of its own that allows the trap path: that bot is not trapped
 	// there; others are.
 	p2 := compile("User-agent: *\nDisallow: /trap-here/\n\nUser-agent: ExampleBot\nAllow: /trap-here/\nDisallow: /trap-here/\n")
-	expect(t, "own group allows the trap", e.Decide(req("192.0.2.4", uaExample, "/trap-here/x"), p2), Allow, ReasonNone)
+	expect(t, "own group allows the trap", e.Decide(req("198.51.100.4", uaExample, "/trap-here/x"), p2), Allow, ReasonNone)
 	expect(t, "another bot", e.Decide(req("192.0.2.5", uaGPTBot, "/trap-here/x"), p2), Deny, ReasonTrap)
 }
 

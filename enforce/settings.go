@@ -25,16 +25,19 @@ type Settings struct {
 	Burst, Grace            int // Grace -1: none
 	Strikes, AddressStrikes int
 	IPv4Prefix, IPv6Prefix  int
-	Window, Cooldown        time.Duration
-	MaxCooldown, Tarpit     time.Duration
-	EscalateVerifiedSearch  bool
-	AllowBadAgents          bool
-	AllowImpostors          bool
-	AllowIPs, AllowTokens   []string
-	ContentUsage            string // "enforce" (or ""), "log" or "off"
-	Posers                  string // "enforce" (or ""), "log" or "off"
-	AllowFingerprints       []string
-	Behaviour               BehaviourSettings
+	// CrawlerShare: 0 the default, -1 off (see Config.CrawlerShare).
+	CrawlerShare                         int
+	CrawlerIPv4Prefix, CrawlerIPv6Prefix int
+	Window, Cooldown                     time.Duration
+	MaxCooldown, Tarpit                  time.Duration
+	EscalateVerifiedSearch               bool
+	AllowBadAgents                       bool
+	AllowImpostors                       bool
+	AllowIPs, AllowTokens                []string
+	ContentUsage                         string // "enforce" (or ""), "log" or "off"
+	Posers                               string // "enforce" (or ""), "log" or "off"
+	AllowFingerprints                    []string
+	Behaviour                            BehaviourSettings
 	// The in-process store's bounds ([NewMemoryStore]), checked here with
 	// the rest.
 	MaxClients, MaxBlocks int
@@ -121,6 +124,16 @@ func (s Settings) Check() (Config, error) {
 	if s.IPv6Prefix < 0 || s.IPv6Prefix > 128 {
 		return cfg, field.Errorf("ipv6_prefix", "%d is not an IPv6 prefix length (1-128)", s.IPv6Prefix)
 	}
+	if s.CrawlerShare < -1 {
+		return cfg, field.Errorf("crawler_share", "%d is not a share (at least 1; -1: off)", s.CrawlerShare)
+	}
+	if s.CrawlerIPv4Prefix < 0 || s.CrawlerIPv4Prefix > 32 {
+		return cfg, field.Errorf("crawler_ipv4_prefix", "%d is not an IPv4 prefix length (1-32)", s.CrawlerIPv4Prefix)
+	}
+	if s.CrawlerIPv6Prefix < 0 || s.CrawlerIPv6Prefix > 128 {
+		return cfg, field.Errorf("crawler_ipv6_prefix", "%d is not an IPv6 prefix length (1-128)", s.CrawlerIPv6Prefix)
+	}
+	cfg.CrawlerShare, cfg.CrawlerIPv4Prefix, cfg.CrawlerIPv6Prefix = s.CrawlerShare, s.CrawlerIPv4Prefix, s.CrawlerIPv6Prefix
 	cfg.Burst, cfg.Grace, cfg.Strikes = s.Burst, s.Grace, s.Strikes
 	cfg.AddressStrikes, cfg.IPv4Prefix, cfg.IPv6Prefix = s.AddressStrikes, s.IPv4Prefix, s.IPv6Prefix
 	for _, d := range []struct {

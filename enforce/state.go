@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// State is the state of one client (an address prefix and a product token)
-// or of one address prefix as a whole. Times are Unix nanoseconds, zero
+// State is the state of one client (an address prefix and a product token),
+// of one address prefix as a whole, or of one crawler across its addresses
+// (see [Crawler]). Times are Unix nanoseconds, zero
 // when unset, so that a State is small and has no pointers.
 type State struct {
 	// TAT is the rate limiter's theoretical arrival time (GCRA): the time
@@ -79,6 +80,17 @@ type Op struct {
 	// all its tokens, so that rotating User-Agents gains no fresh buckets.
 	AddrInterval time.Duration
 	AddrBurst    int
+	// CheckCrawler applies the Op to the key's crawler too (Key.Crawler;
+	// see [CrawlerKey]), as CheckAddr does to its address: a blocked
+	// crawler refuses the Op; strikes count on it, and a Block (a trap) is
+	// one, and CrawlerStrikes of them block it; its bucket
+	// (CrawlerInterval) is taken from when the client's and the address's
+	// are.
+	CheckCrawler bool
+	// CrawlerInterval and CrawlerBurst describe the crawler's bucket,
+	// shared by all its addresses.
+	CrawlerInterval time.Duration
+	CrawlerBurst    int
 	// Grace is how many rate violations in Window are only logged (slips)
 	// before violations are throttled.
 	Grace int
@@ -90,8 +102,9 @@ type Op struct {
 	Blockable bool
 	// Strikes is how many strikes in Window block the state the Op is
 	// applied to; AddrStrikes is how many block the address, for an Op
-	// with CheckAddr.
-	Strikes, AddrStrikes int
+	// with CheckAddr, and CrawlerStrikes the crawler, for an Op with
+	// CheckCrawler.
+	Strikes, AddrStrikes, CrawlerStrikes int
 	// Window, Cooldown and MaxCooldown are the other escalation settings.
 	Window                time.Duration
 	Cooldown, MaxCooldown time.Duration
@@ -112,6 +125,13 @@ type Outcome struct {
 	AddrRobotsAt, AddrBlockedUntil int64
 	AddrWhy                        BlockReason
 	AddrBlocked, AddrNewlyBlocked  bool
+	// CrawlerBlockedUntil and CrawlerWhy come from the crawler's state, for
+	// an Op with CheckCrawler that consulted it; CrawlerBlocked reports
+	// that the crawler is blocked: before the Op (which then was not
+	// applied; Blocked is set too) or by it (CrawlerNewlyBlocked).
+	CrawlerBlockedUntil                 int64
+	CrawlerWhy                          BlockReason
+	CrawlerBlocked, CrawlerNewlyBlocked bool
 	// Found reports whether the store had state for the key.
 	Found bool
 	// Blocked reports that the client (or its address) was already
@@ -119,10 +139,13 @@ type Outcome struct {
 	Blocked bool
 	// Took reports that the request conforms to the rate. Otherwise Slip
 	// reports a violation that is only logged, Throttled one that is
-	// answered 429 with RetryAfter, and ByAddr that the address's bucket,
-	// not the client's, was empty.
-	Took, Slip, Throttled, ByAddr bool
-	RetryAfter                    time.Duration
+	// answered 429 with RetryAfter, ByAddr that the address's bucket, not
+	// the client's, was empty, and ByCrawler the crawler's.
+	Took, Slip, Throttled, ByAddr, ByCrawler bool
+	RetryAfter                               time.Duration
+	// Struck reports that the Op counted a strike (on the client, its
+	// address or its crawler).
+	Struck bool
 	// NewlyBlocked reports that this Op blocked the client.
 	NewlyBlocked bool
 	// BlockDropped reports that this Op would have blocked but the store
@@ -134,10 +157,11 @@ type Outcome struct {
 	AddrStrikes int
 }
 
-// Apply applies op at now to st, the state of the Op's key, and addr, the
-// state of its address for an Op with CheckAddr (else nil). It is the one
-// definition of how state changes, shared by every Store; the store holds
-// both states under one lock.
+// Apply applies op at now to st, the state of the Op's key, addr, the
+// state of its address for an Op with CheckAddr (else nil), and crawler,
+// the state of its crawler for an Op with CheckCrawler (else nil). It is
+// the one definition of how state changes, shared by every Store; the
+// store holds the states under its lock.
 //
 // The ladder: a strike (op.Strike) counts at once. A rate violation does
 // not: the first op.Grace in a window are slips, only logged; the next
@@ -147,7 +171,11 @@ type Outcome struct {
 // requests sent in parallel or retried at once are one burst, not
 // persistence. A client that waits out its Retry-After collects no strike
 // for its rate; one that keeps hammering collects one per window.
-func Apply(st, addr *State, now int64, op Op) Outcome {
+//
+// The checks come in this order: the address's block, the state's own
+// (a peek stops there), the crawler's block; then the buckets, the
+// client's, the address's and the crawler's, and the strikes.
+func Apply(st, addr, crawler *State, now int64, op Op) Outcome {
 	var out Outcome
 	if addr != nil {
 		out.AddrRobotsAt, out.AddrBlockedUntil, out.AddrWhy = addr.RobotsAt, addr.BlockedUntil, addr.Why
@@ -158,6 +186,9 @@ func Apply(st, addr *State, now int64, op Op) Outcome {
 	}
 	if op.Peek {
 		out.State, out.Blocked = *st, st.Blocked(now)
+		if !out.Blocked && crawler != nil {
+			out.blockedCrawler(crawler, now)
+		}
 		return out
 	}
 	st.LastSeen = now
@@ -168,12 +199,26 @@ func Apply(st, addr *State, now int64, op Op) Outcome {
 		out.State, out.Blocked = *st, true
 		return out
 	}
+	// A block (a trap) applies whatever the crawler's state: the address
+	// is blocked, whether its crawler is or not.
+	crawlerBlocked := crawler != nil && out.blockedCrawler(crawler, now)
+	if crawlerBlocked && !op.Block {
+		out.State = *st
+		return out
+	}
+	out.Blocked = false
 	if addr != nil {
 		addr.LastSeen = now
 	}
-	strike, addrStrike := op.Strike, false
+	if crawler != nil {
+		crawler.LastSeen = now
+	}
+	strike, addrStrike, crawlerStrike := op.Strike, false, false
 	if op.Interval > 0 {
-		tat := st.TAT
+		tat, addrTAT := st.TAT, int64(0)
+		if addr != nil {
+			addrTAT = addr.TAT
+		}
 		r := st.take(now, op.Interval, op.Burst, op.Grace, op.Window)
 		if r.took && addr != nil && op.AddrInterval > 0 {
 			if ar := addr.take(now, op.AddrInterval, op.AddrBurst, op.Grace, op.Window); !ar.took {
@@ -185,30 +230,68 @@ func Apply(st, addr *State, now int64, op Op) Outcome {
 				r, out.ByAddr, addrStrike = ar, true, ar.strike
 			}
 		}
+		if r.took && crawler != nil && op.CrawlerInterval > 0 {
+			if cr := crawler.take(now, op.CrawlerInterval, op.CrawlerBurst, op.Grace, op.Window); !cr.took {
+				// The crawler as a whole is over its rate: nor does a
+				// refused request use up the client's or the address's.
+				if !cr.slip {
+					st.TAT = tat
+					if addr != nil {
+						addr.TAT = addrTAT
+					}
+				}
+				r, out.ByCrawler, crawlerStrike = cr, true, cr.strike
+			}
+		}
 		out.Took, out.Slip, out.Throttled = r.took, r.slip, !r.took && !r.slip
 		out.RetryAfter = time.Duration(r.retry)
-		strike = strike || r.strike && !out.ByAddr
+		strike = strike || r.strike && !out.ByAddr && !out.ByCrawler
 	}
+	block := op.Block
 	if strike {
 		st.strike(now, op.Window)
+		out.Struck = true
 		if op.Blockable && op.Strikes > 0 && int(st.Strikes) >= op.Strikes {
-			op.Block = true
+			block = true
 		}
 	}
 	if addr != nil && op.Blockable && (strike || addrStrike) {
 		addr.strike(now, op.Window)
 		out.AddrStrikes = int(addr.Strikes)
+		out.Struck = true
 		if op.AddrStrikes > 0 && int(addr.Strikes) >= op.AddrStrikes {
 			addr.block(now, &op)
 			out.AddrBlocked, out.AddrNewlyBlocked, out.AddrBlockedUntil, out.AddrWhy = true, true, addr.BlockedUntil, addr.Why
 		}
 	}
-	if op.Block {
+	// A block (a trap) is one strike on the crawler: its address is
+	// blocked at once, its crawler when CrawlerStrikes of its addresses
+	// have been.
+	if crawler != nil && !crawlerBlocked && (op.Blockable && (strike || crawlerStrike) || op.Block) {
+		crawler.strike(now, op.Window)
+		out.Struck = true
+		if op.CrawlerStrikes > 0 && int(crawler.Strikes) >= op.CrawlerStrikes {
+			crawler.block(now, &op)
+			out.CrawlerBlocked, out.CrawlerNewlyBlocked, out.CrawlerBlockedUntil, out.CrawlerWhy = true, true, crawler.BlockedUntil, crawler.Why
+		}
+	}
+	if block {
 		st.block(now, &op)
 		out.NewlyBlocked = true
 	}
 	out.State = *st
 	return out
+}
+
+// blockedCrawler reports the crawler's block in out, and whether it is in
+// force at now (then the Op is refused: out.Blocked).
+func (out *Outcome) blockedCrawler(crawler *State, now int64) bool {
+	out.CrawlerBlockedUntil, out.CrawlerWhy = crawler.BlockedUntil, crawler.Why
+	if !crawler.Blocked(now) {
+		return false
+	}
+	out.CrawlerBlocked, out.Blocked = true, true
+	return true
 }
 
 // takeResult is the outcome of one take from a bucket.

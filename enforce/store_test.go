@@ -18,45 +18,45 @@ func TestStateApply(t *testing.T) {
 	const sec = int64(time.Second)
 	esc := Op{Strikes: 2, AddrStrikes: 3, Window: time.Minute, Cooldown: time.Minute, MaxCooldown: time.Hour, Blockable: true}
 	var s State
-	if out := Apply(&s, nil, 10*sec, Op{Peek: true}); out.Blocked || s.LastSeen != 0 {
+	if out := Apply(&s, nil, nil, 10*sec, Op{Peek: true}); out.Blocked || s.LastSeen != 0 {
 		t.Fatalf("peek changed the state: %+v", s)
 	}
 	take := esc
 	take.Interval, take.Burst = 2*time.Second, 1
-	if out := Apply(&s, nil, 10*sec, take); !out.Took || out.State.Strikes != 0 {
+	if out := Apply(&s, nil, nil, 10*sec, take); !out.Took || out.State.Strikes != 0 {
 		t.Fatalf("first take: %+v", out)
 	}
 	// An early request opens a Retry-After window: a 429, no strike.
-	out := Apply(&s, nil, 11*sec, take)
+	out := Apply(&s, nil, nil, 11*sec, take)
 	if out.Took || !out.Throttled || out.RetryAfter != time.Second || out.State.Strikes != 0 || s.ThrottleUntil != 12*sec {
 		t.Fatalf("early take: %+v", out)
 	}
 	// In the window's first half: the same burst, no strike.
-	if out = Apply(&s, nil, 11*sec+sec/4, take); !out.Throttled || out.State.Strikes != 0 || out.RetryAfter != 3*time.Second/4 {
+	if out = Apply(&s, nil, nil, 11*sec+sec/4, take); !out.Throttled || out.State.Strikes != 0 || out.RetryAfter != 3*time.Second/4 {
 		t.Fatalf("in the first half: %+v", out)
 	}
 	// In its second half: the client ignores the 429, one strike, once.
 	for i := 0; i < 3; i++ {
-		if out = Apply(&s, nil, 11*sec+sec*3/4, take); !out.Throttled || out.State.Strikes != 1 {
+		if out = Apply(&s, nil, nil, 11*sec+sec*3/4, take); !out.Throttled || out.State.Strikes != 1 {
 			t.Fatalf("in the second half, request %d: %+v", i, out)
 		}
 	}
 	// After the window, the token is there.
-	if out = Apply(&s, nil, 12*sec, take); !out.Took {
+	if out = Apply(&s, nil, nil, 12*sec, take); !out.Took {
 		t.Fatalf("after the window: %+v", out)
 	}
 	// A second window (2s: the bucket's next token) with a late request:
 	// the second strike blocks.
-	Apply(&s, nil, 12*sec+1, take)
+	Apply(&s, nil, nil, 12*sec+1, take)
 	late := 13*sec + sec/2
-	out = Apply(&s, nil, late, take)
+	out = Apply(&s, nil, nil, late, take)
 	if !out.NewlyBlocked || out.State.BlockedUntil != late+int64(time.Minute) {
 		t.Fatalf("second strike should block for 1m: %+v", out)
 	}
-	if out := Apply(&s, nil, 20*sec, Op{MarkRobots: true}); !out.Blocked || s.RobotsAt != 20*sec {
+	if out := Apply(&s, nil, nil, 20*sec, Op{MarkRobots: true}); !out.Blocked || s.RobotsAt != 20*sec {
 		t.Fatalf("robots.txt mark while blocked: %+v", out)
 	}
-	if out := Apply(&s, nil, 30*sec, take); !out.Blocked || out.Took {
+	if out := Apply(&s, nil, nil, 30*sec, take); !out.Blocked || out.Took {
 		t.Fatalf("op applied while blocked: %+v", out)
 	}
 	if s.Remember != late+int64(time.Minute)+int64(time.Hour) {
@@ -64,7 +64,7 @@ func TestStateApply(t *testing.T) {
 	}
 	blk := esc
 	blk.Block = true
-	out = Apply(&s, nil, 100*sec, blk)
+	out = Apply(&s, nil, nil, 100*sec, blk)
 	if out.State.BlockedUntil != 100*sec+int64(2*time.Minute) || out.State.Offenses != 2 {
 		t.Errorf("second block: %+v", out.State)
 	}
@@ -73,11 +73,11 @@ func TestStateApply(t *testing.T) {
 	var g State
 	gr := take
 	gr.Grace = 1
-	Apply(&g, nil, 10*sec, gr)
-	if out := Apply(&g, nil, 10*sec, gr); !out.Slip || out.Throttled || out.Took {
+	Apply(&g, nil, nil, 10*sec, gr)
+	if out := Apply(&g, nil, nil, 10*sec, gr); !out.Slip || out.Throttled || out.Took {
 		t.Fatalf("slip: %+v", out)
 	}
-	if out := Apply(&g, nil, 10*sec, gr); !out.Throttled {
+	if out := Apply(&g, nil, nil, 10*sec, gr); !out.Throttled {
 		t.Fatalf("after the slip: %+v", out)
 	}
 
@@ -85,12 +85,12 @@ func TestStateApply(t *testing.T) {
 	var c1, c2, a State
 	strike := esc
 	strike.Strike, strike.CheckAddr = true, true
-	Apply(&c1, &a, 10*sec, strike)
-	Apply(&c2, &a, 10*sec, strike)
-	if out := Apply(&State{}, &a, 10*sec, strike); !out.AddrNewlyBlocked || !out.AddrBlocked || a.BlockedUntil != 10*sec+int64(time.Minute) {
+	Apply(&c1, &a, nil, 10*sec, strike)
+	Apply(&c2, &a, nil, 10*sec, strike)
+	if out := Apply(&State{}, &a, nil, 10*sec, strike); !out.AddrNewlyBlocked || !out.AddrBlocked || a.BlockedUntil != 10*sec+int64(time.Minute) {
 		t.Fatalf("third strike on the address: %+v", out)
 	}
-	if out := Apply(&State{}, &a, 11*sec, Op{Peek: true, CheckAddr: true}); !out.Blocked || !out.AddrBlocked {
+	if out := Apply(&State{}, &a, nil, 11*sec, Op{Peek: true, CheckAddr: true}); !out.Blocked || !out.AddrBlocked {
 		t.Fatalf("peek at a blocked address: %+v", out)
 	}
 	// Strikes that cannot block (verified search) do not count on the
@@ -99,7 +99,7 @@ func TestStateApply(t *testing.T) {
 	gentle := strike
 	gentle.Blockable = false
 	for i := 0; i < 5; i++ {
-		Apply(&c3, &b, 10*sec, gentle)
+		Apply(&c3, &b, nil, 10*sec, gentle)
 	}
 	if b.Strikes != 0 || b.BlockedUntil != 0 || c3.BlockedUntil != 0 {
 		t.Errorf("gentle strikes: client %+v, address %+v", c3, b)

@@ -100,6 +100,12 @@ type Record struct {
 	// it.
 	BlockedUntil time.Time
 	BlockReason  string
+	// Crawler names the crawler whose state across its addresses decided
+	// (enforce.Decision.ByCrawler: its bucket, reason crawler_rate, or its
+	// block): its Kind and Name, as a log line's crawler field says them
+	// (enforce.ParseCrawler); the zero Crawler otherwise. Its ID, a hash,
+	// is not kept.
+	Crawler enforce.Crawler
 	// BlockDropped reports that the block this request earned was not
 	// stored (the store holds as many as it may); live only.
 	BlockDropped bool
@@ -132,6 +138,9 @@ func New(rd *enforce.Reading, d *enforce.Decision, zone, version string, text []
 	}
 	if !d.BlockedUntil.IsZero() {
 		r.BlockReason = d.BlockReason.String()
+	}
+	if d.ByCrawler {
+		r.Crawler = enforce.Crawler{Kind: d.Crawler.Kind, Name: d.Crawler.Name}
 	}
 	if b := req.UA.Bot; b != nil {
 		r.Bot, r.Operator = b.Name, b.Operator

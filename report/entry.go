@@ -93,6 +93,11 @@ type Entry struct {
 	// "bad_agent", "impostor" (enforce.BlockReason).
 	BlockedUntil *Time  `json:"blocked_until,omitempty"`
 	BlockReason  string `json:"block_reason,omitempty"`
+	// Crawler names the crawler whose state across its addresses decided
+	// (its bucket: reason crawler_rate; or its block), as
+	// enforce.Crawler.Label writes it: "token examplebot" (within the
+	// client's network), "fingerprint t13d…", "verified gptbot".
+	Crawler string `json:"crawler,omitempty"`
 	// Signature is the outcome of Web Bot Auth verification ("verified",
 	// "invalid", "unverified"; empty for an unsigned request), the agent
 	// the signature names and, for a failure, why.
@@ -178,6 +183,7 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddString("blocked_until", e.BlockedUntil.UTC().Format(time.RFC3339Nano))
 	}
 	addString("block_reason", e.BlockReason)
+	addString("crawler", e.Crawler)
 	addString("signature", e.Signature)
 	addString("signature_agent", e.SignatureAgent)
 	addString("signature_error", e.SignatureError)

@@ -68,6 +68,7 @@ func EntryOf(r *record.Record) Entry {
 		e.BlockedUntil = &Time{Time: r.BlockedUntil.Truncate(time.Millisecond)}
 		e.BlockReason = r.BlockReason
 	}
+	e.Crawler = r.Crawler.Label()
 	return e
 }
 
@@ -103,6 +104,7 @@ func (e *Entry) Record() record.Record {
 		DryRun:         e.DryRun,
 		RetryAfter:     time.Duration(e.RetryAfter * float64(time.Second)),
 		BlockReason:    e.BlockReason,
+		Crawler:        enforce.ParseCrawler(e.Crawler),
 
 		BrowserDisallowed: e.BrowserDisallowed,
 		Noteworthy:        true,

@@ -46,7 +46,7 @@ func TestEntryFields(t *testing.T) {
 		ClientIP: "192.0.2.1", UserAgent: "GPTBot/1.2", Class: "ai", Tokens: []string{"gptbot"}, Verification: "verified",
 		Method: "GET", Host: "example.com", URI: "/private/x?y=1", Action: "deny", Reason: "disallowed", Group: "*",
 		Strikes: 2, AddressStrikes: 7, ReadRobots: true, RobotsAt: &read, DryRun: true, Bot: "GPTBot", Operator: "OpenAI", RuleLine: 3, Rule: "Disallow: /private/",
-		Site: "shop.example.com", Zone: "shop", RobotsVersion: "0123456789ab", RetryAfter: 1.5, BlockedUntil: &until, BlockReason: "trap", Signature: "invalid", SignatureAgent: "https://agent.example", SignatureError: "expired",
+		Site: "shop.example.com", Zone: "shop", RobotsVersion: "0123456789ab", RetryAfter: 1.5, BlockedUntil: &until, BlockReason: "trap", Crawler: "token gptbot", Signature: "invalid", SignatureAgent: "https://agent.example", SignatureError: "expired",
 		Evidence: "sec-fetch", EvidenceReason: "claims Chrome 156 on Windows; sec-fetch: no Sec-Fetch-* headers", JA4: "t13d1516h2_8daaf6152771_02713d6af862", QUIC: "q1_g.5.6.7.4.8.9.1.3.b.e.f", BrowserDisallowed: true,
 		Repeats: 41, File: "/srv/robots.txt", URL: "http://127.0.0.1:3000/robots.txt", Error: "boom", Line: 7, Detail: "the file has no Allow or Disallow rules",
 	}

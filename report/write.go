@@ -196,7 +196,7 @@ func (l *DecisionLog) Write(r *record.Record) {
 // at once.
 func incidentalRule(r enforce.Reason) bool {
 	switch r {
-	case enforce.ReasonBlockedClient, enforce.ReasonRate, enforce.ReasonCrawlDelay, enforce.ReasonAddressRate:
+	case enforce.ReasonBlockedClient, enforce.ReasonRate, enforce.ReasonCrawlDelay, enforce.ReasonAddressRate, enforce.ReasonCrawlerRate:
 		return true
 	}
 	return false

@@ -46,7 +46,7 @@ func (s *Store) Blocked(now time.Time) ([]enforce.BlockedClient, error) {
 	}
 	var out []enforce.BlockedClient
 	for i, id := range ids {
-		p, dry, ok := parseRecordID(id)
+		r, ok := parseRef(id)
 		h := cmds[i].Val()
 		if !ok || len(h) == 0 {
 			continue
@@ -56,8 +56,20 @@ func (s *Store) Blocked(now time.Time) ([]enforce.BlockedClient, error) {
 			return nil, fmt.Errorf("record %s: %v", id, err)
 		}
 		entry := func(token string, st *enforce.State) enforce.BlockedClient {
-			return enforce.BlockedClient{Prefix: p, IP: enforce.PrefixString(p), Token: token, Until: time.Unix(0, st.BlockedUntil),
-				Offenses: int(st.Offenses), Reason: st.Why, ReadRobots: rec.Addr.RobotsAt != 0, DryRun: dry}
+			p := r.Prefix
+			b := enforce.BlockedClient{Prefix: p, IP: enforce.PrefixString(p), Token: token, Until: time.Unix(0, st.BlockedUntil),
+				Offenses: int(st.Offenses), Reason: st.Why, ReadRobots: rec.Addr.RobotsAt != 0, DryRun: r.Dry}
+			switch {
+			case r.crawler():
+				b.Prefix, b.IP, b.ReadRobots = r.Net, enforce.PrefixString(r.Net), false
+				b.Crawler = enforce.Crawler{Kind: r.Kind, Name: rec.Name}.Label()
+				if r.Kind == enforce.CrawlerVerified {
+					b.IP = enforce.EveryAddress
+				}
+			case r.Ident != 0 && len(rec.Tokens) > 0:
+				b.Crawler = enforce.Crawler{Kind: enforce.CrawlerVerified, Name: rec.Tokens[0].Name}.Label()
+			}
+			return b
 		}
 		if rec.Addr.Blocked(t) {
 			out = append(out, entry("", &rec.Addr))
@@ -74,23 +86,35 @@ func (s *Store) Blocked(now time.Time) ([]enforce.BlockedClient, error) {
 
 // Unblock lifts every block of the zone's records whose address prefix
 // overlaps p, across the fleet, and forgets their strikes and offences, as
-// [enforce.MemoryStore.Unblock] does; the other instances drop them from
-// their caches. It returns how many blocks were in force. It scans the
-// zone's keys, so it takes a while on a large zone.
+// [enforce.MemoryStore.Unblock] does: the crawlers' of the networks that
+// overlap p too, and a verified crawler's that p holds an address of; the
+// other instances drop them from their caches. It returns how many blocks
+// were in force. It scans the zone's keys, so it takes a while on a large
+// zone.
 func (s *Store) Unblock(p netip.Prefix, now time.Time) (int, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, adminTimeout)
 	defer cancel()
 	p = p.Masked()
-	var ids []string
+	var ids, identities []string
+	seen := map[uint64]bool{}
 	err := s.scan(ctx, func(key string) {
 		id := strings.TrimPrefix(key, s.base)
-		if q, _, ok := parseRecordID(id); ok && q.Overlaps(p) {
-			ids = append(ids, id)
+		r, ok := parseRef(id)
+		if !ok || !r.overlaps(p) {
+			return
+		}
+		ids = append(ids, id)
+		if r.Ident != 0 && !r.crawler() && !seen[r.Ident] {
+			seen[r.Ident] = true
+			for _, dry := range []bool{false, true} {
+				identities = append(identities, ref{Ident: r.Ident, Kind: enforce.CrawlerVerified, ID: r.Ident, Dry: dry}.String())
+			}
 		}
 	})
 	if err != nil {
 		return 0, err
 	}
+	ids = append(ids, identities...)
 	lifted := 0
 	nowArg := strconv.FormatInt(now.UnixNano(), 10)
 	for _, id := range ids {
@@ -104,9 +128,9 @@ func (s *Store) Unblock(p netip.Prefix, now time.Time) (int, error) {
 		}
 	}
 	if s.cache != nil {
-		s.cache.invalidate(p)
+		s.cache.invalidate(p, identities)
 	}
-	msg, _ := json.Marshal(event{Op: "unblock", From: s.id, Zone: s.zone, Prefix: p.String()})
+	msg, _ := json.Marshal(event{Op: "unblock", From: s.id, Zone: s.zone, Prefix: p.String(), IDs: identities})
 	if err := s.client.Publish(ctx, s.channel, msg).Err(); err != nil {
 		return lifted, err
 	}

@@ -102,11 +102,15 @@ func TestMemoryPerClient(t *testing.T) {
 		for i := range n {
 			p := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), 32)
 			for j := range tokens {
-				s.Apply(enforce.Key{Prefix: p, Token: fmt.Sprintf("bot%d", j)}, now, op)
+				// Each token is a crawler of its /24 too (issue 38): its
+				// record is shared by the network's 256 addresses.
+				tok := fmt.Sprintf("bot%d", j)
+				op.CheckCrawler, op.CrawlerInterval, op.CrawlerBurst, op.CrawlerStrikes = true, time.Second/3, 9, 10
+				s.Apply(enforce.Key{Prefix: p, Net: enforce.Network(p, 24, 48), Token: tok, Crawler: enforce.Crawler{Kind: enforce.CrawlerToken, ID: uint64(j + 1), Name: tok}}, now, op)
 			}
 		}
 		perClient := float64(usedMemory(t, c)-before) / n
-		usage, err := c.MemoryUsage(ctx, "robots_guard:default:{10.0.0.7/32}").Result()
+		usage, err := c.MemoryUsage(ctx, "robots_guard:default:{10.0.0.0/24}10.0.0.7/32").Result()
 		if err != nil {
 			t.Fatal(err)
 		}

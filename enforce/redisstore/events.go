@@ -8,42 +8,18 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/robotsguard/robotsguard/enforce"
 )
 
 // event is a message on the events channel: a record that got a block
 // (with the record, for the other instances' caches), or an unblock.
 type event struct {
-	Op     string  `json:"op"`   // "block" or "unblock"
-	From   uint64  `json:"from"` // the instance that sent it
-	Zone   string  `json:"zone"`
-	ID     string  `json:"id,omitempty"`     // the record (block)
-	Rec    *record `json:"rec,omitempty"`    // its states (block)
-	Prefix string  `json:"prefix,omitempty"` // what was unblocked (unblock)
-}
-
-// announce lists a newly blocked record in the zone's index of blocks,
-// learning whether the zone's blocks are at their bound, and publishes the
-// record. These are two more round trips, only for the request that caused
-// a block; a failure leaves the block in force (the other instances find
-// it at their next round trip) and unlisted until the client's next block.
-func (s *Store) announce(k enforce.Key, rec *record, t int64) {
-	id := recordID(k.Prefix, k.DryRun)
-	msg, err := json.Marshal(event{Op: "block", From: s.id, Zone: s.zone, ID: id, Rec: rec})
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
-	defer cancel()
-	s.trips.Add(2)
-	n, err := admitScript.Run(ctx, s.client, []string{s.index},
-		t/1e6, id, rec.until(t)/1e6, s.ttl/1e6).Int64()
-	if err == nil {
-		s.full.Store(n >= s.maxBlocks)
-		s.counted.Store(t)
-	}
-	_ = s.client.Publish(ctx, s.channel, msg).Err()
+	Op     string   `json:"op"`   // "block" or "unblock"
+	From   uint64   `json:"from"` // the instance that sent it
+	Zone   string   `json:"zone"`
+	ID     string   `json:"id,omitempty"`     // the record (block)
+	Rec    *record  `json:"rec,omitempty"`    // its states (block)
+	Prefix string   `json:"prefix,omitempty"` // what was unblocked (unblock)
+	IDs    []string `json:"ids,omitempty"`    // the verified identities' records it lifted too (unblock)
 }
 
 // recount counts the zone's blocks in force again, at most once a second,
@@ -98,7 +74,9 @@ func (s *Store) listen() {
 		wait = s.retry
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			s.cache.clear()
+			// Messages may have been missed: the cache asks Redis again,
+			// and keeps what it holds of the fleet's blocks.
+			s.cache.stale()
 		case *redis.Message:
 			s.handle(m.Payload)
 		}
@@ -115,14 +93,14 @@ func (s *Store) handle(payload string) {
 	}
 	switch ev.Op {
 	case "block":
-		p, dry, ok := parseRecordID(ev.ID)
-		if !ok || ev.Rec == nil || len(ev.Rec.Tokens) > 4 {
+		r, ok := parseRef(ev.ID)
+		if !ok || r.Old || ev.Rec == nil || len(ev.Rec.Tokens) > 4 || r.crawler() && len(ev.Rec.Tokens) > 0 {
 			return
 		}
-		s.cache.update(makeCacheKey(enforce.Key{Prefix: p, DryRun: dry}), ev.Rec, s.now().UnixNano())
+		s.cache.update(refCacheKey(r), ev.ID, ev.Rec, ev.Rec.Version, s.now().UnixNano())
 	case "unblock":
 		if p, err := netip.ParsePrefix(ev.Prefix); err == nil {
-			s.cache.invalidate(p)
+			s.cache.invalidate(p, ev.IDs)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsguard/robotsguard/enforce"
 )
 
 // TestOpen: each URL form gives its kind of client; bad URLs are refused
@@ -54,26 +56,42 @@ func FuzzOpen(f *testing.F) {
 	})
 }
 
-// FuzzRecordID: record IDs read back as written, and any string is read
-// or refused without a panic.
+// FuzzRecordID: record IDs read back as written (what a ref says writes
+// an ID that says the same), and any string is read or refused without a
+// panic.
 func FuzzRecordID(f *testing.F) {
-	for _, s := range []string{"{203.0.113.7/32}", "{2001:db8::/64}:dry", "{none}", "{1.2.3.4/32}:x", "{", "{}", "}"} {
+	for _, s := range []string{"{203.0.113.7/32}", "{2001:db8::/64}:dry", "{none}", "{1.2.3.4/32}:x", "{", "{}", "}",
+		"{203.0.113.0/24}203.0.113.7/32", "{203.0.113.0/24}~t9f3a", "{v1f2e}~v1f2e:dry", "{v1f2e}20.15.240.5/32", "{2001:db8::/48}~f0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, dry, ok := parseRecordID(s)
-		if !ok {
+		r, ok := parseRef(s)
+		if !ok || r.Old {
 			return
 		}
-		if p.IsValid() && p != p.Masked() {
-			return // a prefix as written, not as the store writes it
-		}
-		if back := recordID(p, dry); back != s && p.IsValid() && netip.MustParsePrefix(p.String()) == p && !strings.Contains(s, "::ffff:") {
-			if q, d2, ok2 := parseRecordID(back); !ok2 || q != p || d2 != dry {
-				t.Errorf("%q -> %v %v -> %q", s, p, dry, back)
-			}
+		back := r.String()
+		again, ok := parseRef(back)
+		if !ok || again != r {
+			t.Errorf("%q -> %+v -> %q -> %+v, %v", s, r, back, again, ok)
 		}
 	})
+}
+
+// TestRecordIDs: the IDs of an address's record and of its crawler's share
+// their hash tag: the network, or a verified identity.
+func TestRecordIDs(t *testing.T) {
+	k := enforce.Key{Prefix: netip.MustParsePrefix("203.0.113.7/32"), Net: netip.MustParsePrefix("203.0.113.0/24"), Token: "examplebot",
+		Crawler: enforce.Crawler{Kind: enforce.CrawlerToken, ID: 0x9f3a, Name: "examplebot"}}
+	if a, c := addrRef(k).String(), crawlerRef(k).String(); a != "{203.0.113.0/24}203.0.113.7/32" || c != "{203.0.113.0/24}~t9f3a" {
+		t.Errorf("token: %s, %s", a, c)
+	}
+	k.Crawler.Kind, k.DryRun = enforce.CrawlerVerified, true
+	if a, c := addrRef(k).String(), crawlerRef(k).String(); a != "{v9f3a}203.0.113.7/32:dry" || c != "{v9f3a}~v9f3a:dry" {
+		t.Errorf("verified: %s, %s", a, c)
+	}
+	if r, ok := parseRef("{203.0.113.7/32}:dry"); !ok || !r.Old || !r.Dry || r.Prefix != netip.MustParsePrefix("203.0.113.7/32") {
+		t.Errorf("an ID of before issue 38: %+v %v", r, ok)
+	}
 }
 
 // FuzzDecodeState: any state string is read or refused without a panic;
@@ -101,7 +119,7 @@ func FuzzDecodeState(f *testing.F) {
 // with at most 4 tokens.
 func FuzzEvent(f *testing.F) {
 	for _, s := range []string{
-		`{"op":"block","from":1,"zone":"z","id":"{203.0.113.7/32}","rec":{"v":3,"a":{"BlockedUntil":99999999999999999},"t":[{"n":"x","s":{}}]}}`,
+		`{"op":"block","from":1,"zone":"z","id":"{203.0.113.0/24}203.0.113.7/32","rec":{"v":3,"a":{"BlockedUntil":99999999999999999},"t":[{"n":"x","s":{}}]}}`,
 		`{"op":"unblock","from":1,"zone":"z","prefix":"203.0.113.0/24"}`,
 		`{"op":"block","zone":"z","id":"{none}:dry","rec":{"t":[{},{},{},{},{}]}}`,
 		`{"op":"block","zone":"other","id":"{1.2.3.4/32}","rec":{}}`, `[]`, `{"op":"unblock","zone":"z","prefix":"::/0"}`,

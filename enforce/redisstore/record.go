@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,11 +11,13 @@ import (
 
 // A record is the state of one address prefix in one mode, as the scripts
 // store it in one Redis hash: the address's own state and the states of up
-// to 4 of its tokens, as enforce.MemoryStore keeps them.
+// to 4 of its tokens, as enforce.MemoryStore keeps them; or a crawler's
+// (its state in Addr, its name in Name, no tokens).
 type record struct {
 	Version int64         `json:"v"`
 	Addr    enforce.State `json:"a"`
 	Tokens  []tokenState  `json:"t,omitempty"`
+	Name    string        `json:"m,omitempty"`
 }
 
 // tokenState is the state of one token of a record.
@@ -104,7 +107,8 @@ func decodeRecord(h map[string]string) (record, error) {
 	if r.Addr, err = decodeState(h["a"]); err != nil {
 		return r, err
 	}
-	n, err := strconv.Atoi(h["n"])
+	r.Name = h["m"]
+	n, err := strconv.Atoi(cmp.Or(h["n"], "0"))
 	if err != nil || n < 0 || n > 4 {
 		return r, fmt.Errorf("bad token count %q", h["n"])
 	}

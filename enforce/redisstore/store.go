@@ -6,7 +6,9 @@
 //
 // Each Op is one round trip: a server-side Lua script (apply.lua) applies
 // it to the client's record, the address prefix's own state and the states
-// of up to 4 of its tokens in one Redis hash, with the same semantics as
+// of up to 4 of its tokens in one Redis hash, and with CheckCrawler to the
+// crawler's record, a second hash with the same hash tag (the client's
+// network, or a verified identity: ids.go), with the same semantics as
 // [enforce.Apply] and [enforce.MemoryStore] (a differential test runs the
 // same random Ops through both and compares every Outcome). Times are the
 // caller's clock, carried by the Op.
@@ -15,7 +17,10 @@
 // the blocked clients it has seen or been told of, so a blocked client's
 // flood costs no round trip, and an unblock clears the caches fleet-wide.
 // When Redis cannot be reached the store answers as [Options].OnError says
-// (by default from the in-process store) and reconnects in the background.
+// (by default from the in-process store) and reconnects in the background;
+// what it decided meanwhile is written to Redis when it answers again, and
+// when Redis has lost its state, the store writes back the blocks it holds
+// (memory.go).
 //
 // The package does not import Caddy.
 package redisstore
@@ -25,7 +30,6 @@ import (
 	_ "embed"
 	"errors"
 	"math/rand/v2"
-	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -147,6 +151,18 @@ type Options struct {
 	// Retry is the first wait before Redis is tried again after a failure;
 	// it doubles up to 2 s. Default: 100ms.
 	Retry time.Duration
+	// Queue bounds the decisions (trap hits, blocks, strikes) queued while
+	// Redis cannot be reached, to write to it when it answers again
+	// (memory.go). Default: DefaultQueue.
+	Queue int
+	// Watch is how often the store checks that Redis still has its state
+	// (a marker key), and writes back the blocks it holds when Redis lost
+	// them. Default: DefaultWatch.
+	Watch time.Duration
+	// CrawlerIPv4Prefix and CrawlerIPv6Prefix are the engine's
+	// (enforce.Config): the networks that name the records. Defaults: 24
+	// and 48.
+	CrawlerIPv4Prefix, CrawlerIPv6Prefix int
 }
 
 // Hooks report the store's dealings with Redis, for logs and metrics.
@@ -158,6 +174,54 @@ type Hooks struct {
 	Down func(err error)
 	// Up is called when Redis answers again.
 	Up func()
+	// Memory reports what the store's fleet memory did (memory.go): the
+	// decisions made without Redis written to it when it answers again;
+	// Redis found to have lost its state and the blocks written back (a
+	// warning); blocks moved to this version's keys.
+	Memory func(Report)
+}
+
+// Report is one report of the store's fleet memory, for its log.
+type Report struct {
+	// Warn marks a warning: Redis lost its state, or decisions were
+	// dropped.
+	Warn bool
+	// Msg says what happened, for operators.
+	Msg string
+	// Counts are its figures, by name ("blocks_held", ...).
+	Counts []Count
+	// Err is the error of a write to Redis, if any.
+	Err error
+}
+
+// Count is one figure of a Report.
+type Count struct {
+	Name string
+	N    int
+}
+
+// Level returns r's level as zap numbers them: 1 (warn) or 0 (info).
+func (r Report) Level() int8 {
+	if r.Warn {
+		return 1
+	}
+	return 0
+}
+
+// Fields returns r's counts as a logger's fields, made by field (zap.Int).
+func Fields[F any](r Report, field func(string, int) F) []F {
+	out := make([]F, 0, len(r.Counts)+2)
+	for _, c := range r.Counts {
+		out = append(out, field(c.Name, c.N))
+	}
+	return out
+}
+
+// report sends r to the Memory hook.
+func (s *Store) report(r Report) {
+	if h := s.hooks.Load(); h.Memory != nil {
+		h.Memory(r)
+	}
 }
 
 // Store is an [enforce.Store] on Redis. It is safe for concurrent use.
@@ -183,6 +247,9 @@ type Store struct {
 	hooks     atomic.Pointer[Hooks]
 	down      atomic.Bool
 	trips     atomic.Int64
+	mem       memory
+	marker    string // the key whose epoch says that Redis still has its state
+	v4, v6    int    // the crawler networks' lengths
 	ctx       context.Context
 	cancel    func()
 	wg        sync.WaitGroup
@@ -216,10 +283,25 @@ func New(o Options) *Store {
 	if o.Retry <= 0 {
 		o.Retry = 100 * time.Millisecond
 	}
+	if o.Queue <= 0 {
+		o.Queue = DefaultQueue
+	}
+	if o.Watch <= 0 {
+		o.Watch = DefaultWatch
+	}
+	if o.CrawlerIPv4Prefix <= 0 {
+		o.CrawlerIPv4Prefix = 24
+	}
+	if o.CrawlerIPv6Prefix <= 0 {
+		o.CrawlerIPv6Prefix = 48
+	}
 	s := &Store{
 		client:    o.Client,
 		base:      o.KeyPrefix + o.Zone + ":",
 		index:     o.KeyPrefix + o.Zone + ":blocks",
+		marker:    o.KeyPrefix + o.Zone + ":marker",
+		v4:        o.CrawlerIPv4Prefix,
+		v6:        o.CrawlerIPv6Prefix,
 		channel:   o.KeyPrefix + "events",
 		zone:      o.Zone,
 		id:        rand.Uint64(),
@@ -234,12 +316,15 @@ func New(o Options) *Store {
 	if !o.NoCache {
 		s.cache = newCache()
 	}
+	s.mem.max, s.mem.kick = o.Queue, make(chan struct{}, 1)
 	s.hooks.Store(&Hooks{})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.cache != nil {
 		s.wg.Add(1)
 		go s.listen()
 	}
+	s.wg.Add(1)
+	go s.watch(o.Watch)
 	return s
 }
 
@@ -259,55 +344,18 @@ func (s *Store) Up() bool { return !s.down.Load() }
 // RoundTrips returns the round trips to Redis so far that Apply made.
 func (s *Store) RoundTrips() int64 { return s.trips.Load() }
 
-// recordKey returns the key of k's record: the address prefix is the hash
-// tag, so that in cluster mode every key of a client stays in its slot.
-func (s *Store) recordKey(k enforce.Key) string {
-	return s.base + recordID(k.Prefix, k.DryRun)
-}
-
-// recordID names a record within the zone: "{203.0.113.7/32}", with
-// ":dry" for dry-run state.
-func recordID(p netip.Prefix, dry bool) string {
-	id := "{none}" // a client whose address Caddy could not read
-	if p.IsValid() {
-		id = "{" + p.String() + "}"
-	}
-	if dry {
-		id += ":dry"
-	}
-	return id
-}
-
-// parseRecordID reads a record's ID back.
-func parseRecordID(id string) (p netip.Prefix, dry bool, ok bool) {
-	if len(id) < 2 || id[0] != '{' {
-		return p, false, false
-	}
-	end := 0
-	for end < len(id) && id[end] != '}' {
-		end++
-	}
-	if end == len(id) {
-		return p, false, false
-	}
-	switch id[end+1:] {
-	case "":
-	case ":dry":
-		dry = true
-	default:
-		return p, false, false
-	}
-	if id[1:end] == "none" {
-		return netip.Prefix{}, dry, true
-	}
-	p, err := netip.ParsePrefix(id[1:end])
-	return p, dry, err == nil
+// withCrawler reports whether op on k applies to k's crawler too.
+func withCrawler(k enforce.Key, op enforce.Op) bool {
+	return op.CheckCrawler && k.Crawler.Kind != enforce.CrawlerNone
 }
 
 // Apply implements [enforce.Store]: one round trip to Redis, none for a
 // client the cache knows blocked.
 func (s *Store) Apply(k enforce.Key, now time.Time, op enforce.Op) enforce.Outcome {
 	t := now.UnixNano()
+	if !k.Net.IsValid() {
+		k.Net = enforce.Network(k.Prefix, s.v4, s.v6) // the engine sets it
+	}
 	if s.cache != nil {
 		if out, ok := s.cache.lookup(k, t, op, s.ttl, s.down.Load()); ok {
 			return out
@@ -316,20 +364,44 @@ func (s *Store) Apply(k enforce.Key, now time.Time, op enforce.Op) enforce.Outco
 	if s.down.Load() {
 		return s.fallback(k, now, op)
 	}
-	out, rec, err := s.run(k, t, op)
+	out, rp, err := s.run(k, t, op)
 	if err != nil {
 		s.failed(err)
 		return s.fallback(k, now, op)
 	}
+	s.settle(k, op, t, out, rp, nil)
+	return out
+}
+
+// settle records what a reply says in the cache, and announces its new
+// blocks, or adds them to news (to announce later, at once).
+func (s *Store) settle(k enforce.Key, op enforce.Op, t int64, out enforce.Outcome, rp reply, news *[]announcement) {
+	id := addrRef(k).String()
 	if s.cache != nil {
-		s.cache.update(makeCacheKey(k), rec, t)
+		if s.cache.update(makeCacheKey(k), id, rp.rec, rp.version, t) {
+			s.suspect(id)
+		}
+		if withCrawler(k, op) {
+			if cid := crawlerRef(k).String(); s.cache.update(makeCrawlerCacheKey(k), cid, rp.crec, rp.crawlerVersion, t) {
+				s.suspect(cid)
+			}
+		}
 	}
-	if (out.NewlyBlocked || out.AddrNewlyBlocked) && rec != nil {
-		s.announce(k, rec, t)
-	} else if out.BlockDropped {
+	var an []announcement
+	switch {
+	case (out.NewlyBlocked || out.AddrNewlyBlocked) && rp.rec != nil:
+		an = append(an, announcement{id, rp.rec})
+	case out.BlockDropped:
 		s.recount(t)
 	}
-	return out
+	if out.CrawlerNewlyBlocked && rp.crec != nil {
+		an = append(an, announcement{crawlerRef(k).String(), rp.crec})
+	}
+	if news != nil {
+		*news = append(*news, an...)
+	} else if len(an) > 0 {
+		s.announce(an, t)
+	}
 }
 
 // Op flags, as apply.lua reads them.
@@ -341,6 +413,7 @@ const (
 	flagBlock
 	flagBlockable
 	flagAddrKey
+	flagCheckCrawler
 )
 
 // Outcome bits, as apply.lua writes them.
@@ -355,17 +428,42 @@ const (
 	outAddrBlocked
 	outAddrNewlyBlocked
 	outBlockDropped
+	outCrawlerBlocked
+	outCrawlerNewlyBlocked
+	outByCrawler
+	outStruck
 )
 
-// run applies op with the script, and returns the outcome and, when the
-// record holds a block in force and the cache is on, the record.
-func (s *Store) run(k enforce.Key, t int64, op enforce.Op) (enforce.Outcome, *record, error) {
+// run applies op with the script, and returns the outcome and the reply's
+// records (see reply).
+func (s *Store) run(k enforce.Key, t int64, op enforce.Op) (enforce.Outcome, reply, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	defer cancel()
+	s.trips.Add(1)
+	res, err := applyScript.Run(ctx, s.client, s.keys(k, op), s.args(k, t, op)...).Slice()
+	if err != nil {
+		return enforce.Outcome{}, reply{}, err
+	}
+	return decodeReply(res)
+}
+
+// keys returns apply.lua's keys for op on k.
+func (s *Store) keys(k enforce.Key, op enforce.Op) []string {
+	keys := []string{s.base + addrRef(k).String()}
+	if withCrawler(k, op) {
+		keys = append(keys, s.base+crawlerRef(k).String())
+	}
+	return keys
+}
+
+// args returns apply.lua's arguments for op on k at t.
+func (s *Store) args(k enforce.Key, t int64, op enforce.Op) []any {
 	flags := 0
 	for _, f := range [...]struct {
 		on  bool
 		bit int
 	}{{op.Peek, flagPeek}, {op.CheckAddr, flagCheckAddr}, {op.MarkRobots, flagMarkRobots}, {op.Strike, flagStrike},
-		{op.Block, flagBlock}, {op.Blockable, flagBlockable}, {k.IsAddr(), flagAddrKey}} {
+		{op.Block, flagBlock}, {op.Blockable, flagBlockable}, {k.IsAddr(), flagAddrKey}, {withCrawler(k, op), flagCheckCrawler}} {
 		if f.on {
 			flags |= f.bit
 		}
@@ -377,29 +475,33 @@ func (s *Store) run(k enforce.Key, t int64, op enforce.Op) (enforce.Outcome, *re
 	if s.full.Load() {
 		full = "1"
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
-	defer cancel()
-	s.trips.Add(1)
-	res, err := applyScript.Run(ctx, s.client, []string{s.recordKey(k)},
-		strconv.FormatInt(t, 10), k.Token, flags,
+	return []any{strconv.FormatInt(t, 10), k.Token, flags,
 		int64(op.Interval), op.Burst, int64(op.AddrInterval), op.AddrBurst,
 		op.Grace, op.Strikes, op.AddrStrikes,
-		int64(op.Window), int64(op.Cooldown), int64(op.MaxCooldown), s.ttl, snapshot, full, int(op.Why)).Slice()
-	if err != nil {
-		return enforce.Outcome{}, nil, err
-	}
-	return decodeReply(res)
+		int64(op.Window), int64(op.Cooldown), int64(op.MaxCooldown), s.ttl, snapshot, full, int(op.Why),
+		int64(op.CrawlerInterval), op.CrawlerBurst, op.CrawlerStrikes, k.Crawler.Name}
 }
 
-// decodeReply reads apply.lua's reply.
-func decodeReply(res []any) (enforce.Outcome, *record, error) {
+// reply is what apply.lua answers besides the outcome: the records'
+// versions, and the records when they hold a block.
+type reply struct {
+	version, crawlerVersion int64
+	rec, crec               *record
+}
+
+// decodeReply reads apply.lua's reply: the outcome, the versions of the
+// address's record and of the crawler's, then those records when it holds
+// them.
+func decodeReply(res []any) (enforce.Outcome, reply, error) {
 	var out enforce.Outcome
-	if len(res) < 6 {
-		return out, nil, errors.New("redisstore: short reply from the script")
+	var rp reply
+	if len(res) < 11 {
+		return out, rp, errors.New("redisstore: short reply from the script")
 	}
 	bits, ok := res[0].(int64)
-	if !ok {
-		return out, nil, errors.New("redisstore: bad reply from the script")
+	n, ok2 := res[10].(int64)
+	if !ok || !ok2 || n < 0 || 11+int(n) > len(res) || n%2 != 0 {
+		return out, rp, errors.New("redisstore: bad reply from the script")
 	}
 	str := func(i int) string { s, _ := res[i].(string); return s }
 	num := func(i int) int64 { n, _ := strconv.ParseInt(str(i), 10, 64); return n }
@@ -413,48 +515,64 @@ func decodeReply(res []any) (enforce.Outcome, *record, error) {
 	out.AddrBlocked = bits&outAddrBlocked != 0
 	out.AddrNewlyBlocked = bits&outAddrNewlyBlocked != 0
 	out.BlockDropped = bits&outBlockDropped != 0
+	out.CrawlerBlocked = bits&outCrawlerBlocked != 0
+	out.CrawlerNewlyBlocked = bits&outCrawlerNewlyBlocked != 0
+	out.ByCrawler = bits&outByCrawler != 0
+	out.Struck = bits&outStruck != 0
 	out.RetryAfter = time.Duration(num(1))
 	out.AddrRobotsAt, out.AddrBlockedUntil = num(2), num(3)
 	var err error
 	if out.State, err = decodeState(str(4)); err != nil {
-		return out, nil, err
+		return out, rp, err
 	}
 	out.AddrWhy = enforce.BlockReason(num(5))
-	if len(res) == 6 {
-		return out, nil, nil
-	}
-	if len(res)%2 != 0 {
-		return out, nil, errors.New("redisstore: bad record in the script's reply")
-	}
-	rec := &record{Version: num(6)}
-	if rec.Addr, err = decodeState(str(7)); err != nil {
-		return out, nil, err
-	}
-	for i := 8; i+1 < len(res); i += 2 {
-		st, err := decodeState(str(i + 1))
-		if err != nil {
-			return out, nil, err
+	out.CrawlerBlockedUntil, out.CrawlerWhy = num(6), enforce.BlockReason(num(7))
+	rp.version, rp.crawlerVersion = num(8), num(9)
+	if n > 0 {
+		rp.rec = &record{Version: num(11)}
+		if rp.rec.Addr, err = decodeState(str(12)); err != nil {
+			return out, rp, err
 		}
-		rec.Tokens = append(rec.Tokens, tokenState{Name: str(i), State: st})
+		for i := 13; i+1 < 11+int(n); i += 2 {
+			st, err := decodeState(str(i + 1))
+			if err != nil {
+				return out, rp, err
+			}
+			rp.rec.Tokens = append(rp.rec.Tokens, tokenState{Name: str(i), State: st})
+		}
 	}
-	return out, rec, nil
+	switch i := 11 + int(n); len(res) - i {
+	case 0:
+	case 3:
+		rp.crec = &record{Version: num(i), Name: str(i + 2)}
+		if rp.crec.Addr, err = decodeState(str(i + 1)); err != nil {
+			return out, rp, err
+		}
+	default:
+		return out, rp, errors.New("redisstore: bad crawler record in the script's reply")
+	}
+	return out, rp, nil
 }
 
-// fallback answers an Op without Redis.
+// fallback answers an Op without Redis, and queues what it changes for
+// Redis (memory.go).
 func (s *Store) fallback(k enforce.Key, now time.Time, op enforce.Op) enforce.Outcome {
 	if h := s.hooks.Load(); h.Fallback != nil {
 		h.Fallback()
 	}
+	var out enforce.Outcome
 	switch s.onError {
 	case Allow:
-		return enforce.Outcome{Took: op.Interval > 0 && !op.Peek}
+		out = enforce.Outcome{Took: op.Interval > 0 && !op.Peek}
 	case Deny:
 		if op.Interval > 0 && !op.Peek {
-			return enforce.Outcome{Throttled: true, RetryAfter: time.Second}
+			out = enforce.Outcome{Throttled: true, RetryAfter: time.Second}
 		}
-		return enforce.Outcome{}
+	default:
+		out = s.local.Apply(k, now, op)
 	}
-	return s.local.Apply(k, now, op)
+	s.enqueue(k, now.UnixNano(), op, out)
+	return out
 }
 
 // failed marks Redis down and starts reconnecting, once.
@@ -486,12 +604,25 @@ func (s *Store) reconnect() {
 		cancel()
 		if err == nil {
 			if s.cache != nil {
-				s.cache.clear()
+				s.cache.stale() // it may have missed unblocks meanwhile
+			}
+			// What was decided without Redis goes to it first, so that the
+			// fleet knows it; then what was decided meanwhile.
+			n, dropped, err := s.replay()
+			if err != nil {
+				wait = min(2*wait, 2*time.Second)
+				continue
 			}
 			s.down.Store(false)
+			m, d, _ := s.replay()
 			if h := s.hooks.Load(); h.Up != nil {
 				h.Up()
 			}
+			if n+m+dropped+d > 0 {
+				s.report(Report{Warn: dropped+d > 0, Msg: "wrote to the Redis store what this instance decided without it (trap hits, blocks, strikes)",
+					Counts: []Count{{"decisions", n + m}, {"dropped", dropped + d}}})
+			}
+			s.kickWatch() // has Redis kept its state?
 			return
 		}
 		wait = min(2*wait, 2*time.Second)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,7 @@ type opGen struct {
 	r        *rand.Rand
 	prefixes []netip.Prefix
 	tokens   []string
+	crawlers []enforce.Crawler
 	esc      enforce.Op
 }
 
@@ -53,8 +55,15 @@ func newOpGen(seed uint64) *opGen {
 		prefixes: []netip.Prefix{
 			netip.MustParsePrefix("203.0.113.7/32"), netip.MustParsePrefix("198.51.100.0/24"),
 			netip.MustParsePrefix("2001:db8:1::/64"), {},
+			// Two more of the networks above: one crawler's addresses.
+			netip.MustParsePrefix("203.0.113.9/32"), netip.MustParsePrefix("2001:db8:1:5::/64"),
 		},
 		tokens: []string{"gptbot", "ccbot", "", "example-bot", "rogue|bot,x", "tok\x00en"},
+		crawlers: []enforce.Crawler{{},
+			{Kind: enforce.CrawlerToken, ID: 0x9f3a, Name: "examplebot"}, {Kind: enforce.CrawlerToken, ID: 0x77, Name: "ccbot"},
+			{Kind: enforce.CrawlerPrint, ID: 0x5eed, Name: "t13d1516h2_8daaf6152771_e5627efa2ab1"}, {Kind: enforce.CrawlerPrint, ID: 0xcbf29ce484222325},
+			{Kind: enforce.CrawlerVerified, ID: 0x1f2e, Name: "gptbot"},
+		},
 	}
 	cd := time.Duration(1+r.IntN(60)) * time.Second
 	g.esc = enforce.Op{Strikes: 1 + r.IntN(4), AddrStrikes: 2 + r.IntN(6), Window: time.Duration(1+r.IntN(600)) * time.Second,
@@ -66,9 +75,13 @@ func newOpGen(seed uint64) *opGen {
 func (g *opGen) next() (enforce.Key, enforce.Op) {
 	r := g.r
 	k := enforce.Key{Prefix: g.prefixes[r.IntN(len(g.prefixes))], Token: g.tokens[r.IntN(len(g.tokens))], DryRun: r.IntN(8) == 0}
+	k.Net = enforce.Network(k.Prefix, 24, 48)
+	k.Crawler = g.crawlers[r.IntN(len(g.crawlers))]
+	crawl := r.IntN(3) != 0
 	addr := enforce.AddrKey(k)
 	esc := g.esc
 	esc.Blockable = r.IntN(6) != 0
+	esc.CrawlerStrikes = 2 + r.IntN(6)
 	// The reason a block carries, from the key: no draw of its own, so the
 	// sequences stay the ones the test has always run.
 	esc.Why = enforce.BlockReason((len(k.Token) + k.Prefix.Bits()) % 8)
@@ -76,18 +89,18 @@ func (g *opGen) next() (enforce.Key, enforce.Op) {
 	case n < 4:
 		return addr, enforce.Op{MarkRobots: true}
 	case n < 6:
-		esc.Block = true
+		esc.Block, esc.CheckCrawler = true, crawl
 		return addr, esc
 	case n < 14:
-		return addr, enforce.Op{Peek: true}
+		return addr, enforce.Op{Peek: true, CheckCrawler: crawl}
 	case n < 18:
-		esc.Strike = true
+		esc.Strike, esc.CheckCrawler = true, crawl
 		return addr, esc
 	case n < 26:
-		esc.Strike, esc.CheckAddr = true, true
+		esc.Strike, esc.CheckAddr, esc.CheckCrawler = true, true, crawl
 		return k, esc
 	case n < 32:
-		return k, enforce.Op{Peek: true, CheckAddr: r.IntN(4) != 0}
+		return k, enforce.Op{Peek: true, CheckAddr: r.IntN(4) != 0, CheckCrawler: crawl}
 	default:
 		iv := time.Duration(1+r.IntN(2000)) * time.Millisecond
 		if r.IntN(5) == 0 {
@@ -96,6 +109,10 @@ func (g *opGen) next() (enforce.Key, enforce.Op) {
 		burst := 1 + r.IntN(4)
 		esc.Interval, esc.Burst, esc.AddrInterval, esc.AddrBurst = iv, burst, iv/enforce.AddressShare, burst*enforce.AddressShare
 		esc.CheckAddr = r.IntN(10) != 0
+		if crawl {
+			share := 1 + r.IntN(3)
+			esc.CheckCrawler, esc.CrawlerInterval, esc.CrawlerBurst = true, iv/time.Duration(share), burst*share
+		}
 		if r.IntN(10) == 0 {
 			esc.Grace = 1 << 30 // a verified search crawler's
 		}
@@ -159,6 +176,15 @@ func differential(t *testing.T, seeds, ops int, open func(Options) *Store) {
 			if got != want {
 				t.Fatalf("seed %d op %d: %+v at %d, Op %+v:\n redis  %+v\n memory %+v", seed, i, k, now.UnixNano(), op, got, want)
 			}
+			if got.CrawlerNewlyBlocked {
+				total["crawler's new block"]++
+			}
+			if got.ByCrawler {
+				total["by the crawler's bucket"]++
+			}
+			if got.CrawlerBlocked && !got.CrawlerNewlyBlocked {
+				total["crawler blocked"]++
+			}
 			switch {
 			case got.NewlyBlocked || got.AddrNewlyBlocked:
 				total["new block"]++
@@ -189,7 +215,8 @@ func differential(t *testing.T, seeds, ops int, open func(Options) *Store) {
 		}
 	}
 	t.Logf("outcomes compared: %v", total)
-	for _, kind := range []string{"new block", "blocked", "throttled", "slip", "took", "unblock", "listings with blocks"} {
+	for _, kind := range []string{"new block", "blocked", "throttled", "slip", "took", "unblock", "listings with blocks",
+		"crawler's new block", "by the crawler's bucket", "crawler blocked"} {
 		if total[kind] == 0 {
 			t.Errorf("no %s in the sequences: the test does not cover it", kind)
 		}
@@ -258,12 +285,13 @@ func TestCacheSameOutcomes(t *testing.T) {
 	for seed := range seeds {
 		const ttl = 30 * time.Minute
 		mem := enforce.NewMemoryStore(1<<20, 1<<20, ttl)
-		var now time.Time
-		red := storeOn(t, srv, Options{Zone: fmt.Sprintf("cache%d", seed), TTL: ttl, Now: func() time.Time { return now }})
+		var clock atomic.Int64 // the store's watcher reads it too
+		red := storeOn(t, srv, Options{Zone: fmt.Sprintf("cache%d", seed), TTL: ttl, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 		g := newOpGen(uint64(seed) + 1000)
-		now = time.Unix(1_800_000_000, 0)
+		now := time.Unix(1_800_000_000, 0)
 		for i := range ops {
 			now = now.Add(g.step() / 4) // more requests within a block
+			clock.Store(now.UnixNano())
 			k, op := g.next()
 			before := red.RoundTrips()
 			want := mem.Apply(k, now, op)

@@ -293,7 +293,7 @@ func TestFleetRedisKilled(t *testing.T) {
 	}
 	c := redis.NewClient(&redis.Options{Addr: f.redis.Addr})
 	defer c.Close()
-	if n, err := c.Exists(context.Background(), "robots_guard:default:{"+trapped+"/32}").Result(); err != nil || n != 1 {
+	if n, err := c.Exists(context.Background(), "robots_guard:default:{203.0.113.0/24}"+trapped+"/32").Result(); err != nil || n != 1 {
 		t.Errorf("the block is not in the restarted Redis: %d, %v", n, err)
 	}
 }

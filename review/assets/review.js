@@ -287,12 +287,12 @@
     for (const z of zs)
       for (const b of z.blocked || []) {
         let btn = "";
-        if (live) {
+        if (live && !b.ip.startsWith("(")) { // a verified crawler's identity: unblock an address of it
           btn = el("button", { type: "button", "data-ip": b.ip }, "Unblock");
           btn.addEventListener("click", () => unblock(z.zone, b.ip, btn));
         }
         const why = el("td", { class: "why", "data-reason": b.reason || "" }, b.reason ? blockWhy[b.reason] || b.reason : "");
-        rows.push(el("tr", { "data-ip": b.ip, "data-site": b.site || site(z) }, el("td", {}, b.site && b.site !== site(z) ? b.site : siteLabel(z)), el("td", {}, el("code", {}, b.ip)), el("td", {}, b.token || (live || b.reason === "trap" ? "(whole IP)" : "")), why,
+        rows.push(el("tr", { "data-ip": b.ip, "data-site": b.site || site(z) }, el("td", {}, b.site && b.site !== site(z) ? b.site : siteLabel(z)), el("td", {}, el("code", {}, b.ip)), el("td", {}, b.token || (b.crawler ? `(crawler: ${b.crawler})` : live || b.reason === "trap" ? "(whole IP)" : "")), why,
           el("td", {}, fmtTime(b.until) + (b.dry_run ? " (dry run)" : "")), el("td", { class: "num" }, live ? b.offenses : ""), el("td", {}, live ? (b.read_robots ? "yes" : "no") : ""), el("td", {}, btn)));
       }
     document.querySelector("#blocked tbody").replaceChildren(...rows);
