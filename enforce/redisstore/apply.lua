@@ -246,6 +246,7 @@ local function apply(st, addr, cr)
 	if addr ~= nil and op.blockable and (strike or addr_strike) then
 		add_strike(addr, op.window)
 		out.struck = true
+		out.addr_strikes = addr[9]
 		if op.addr_strikes > 0 and addr[9] >= op.addr_strikes then
 			block(addr)
 			out.addr_blocked, out.addr_new = true, true
@@ -469,6 +470,9 @@ set(found, 1); set(out.blocked, 2); set(out.took, 4); set(out.slip, 8)
 set(out.throttled, 16); set(out.by_addr, 32); set(out.new, 64)
 set(out.addr_blocked, 128); set(out.addr_new, 256); set(dropped, 512)
 set(out.cr_blocked, 1024); set(out.cr_new, 2048); set(out.by_crawler, 4096); set(out.struck, 8192)
+-- The address's strike count, when this Op struck it, rides above the flags
+-- (Outcome.AddrStrikes, the log's address_strikes).
+bits = bits + (out.addr_strikes or 0) * 16384
 
 -- The records' versions come with every reply: an instance that holds a
 -- newer version of a block than Redis has learns that Redis lost it.

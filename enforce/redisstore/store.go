@@ -432,6 +432,9 @@ const (
 	outCrawlerNewlyBlocked
 	outByCrawler
 	outStruck
+	// addrStrikesShift: above the flags, the address's strike count when
+	// the Op struck it (Outcome.AddrStrikes).
+	addrStrikesShift = iota
 )
 
 // run applies op with the script, and returns the outcome and the reply's
@@ -519,6 +522,7 @@ func decodeReply(res []any) (enforce.Outcome, reply, error) {
 	out.CrawlerNewlyBlocked = bits&outCrawlerNewlyBlocked != 0
 	out.ByCrawler = bits&outByCrawler != 0
 	out.Struck = bits&outStruck != 0
+	out.AddrStrikes = int(bits >> addrStrikesShift)
 	out.RetryAfter = time.Duration(num(1))
 	out.AddrRobotsAt, out.AddrBlockedUntil = num(2), num(3)
 	var err error
