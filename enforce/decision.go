@@ -159,6 +159,13 @@ type Request struct {
 	Dest, Accept string
 	// JA4 is the JA4 fingerprint of the request's TLS handshake, or "".
 	JA4 string
+	// Framing is the framing fingerprint of the request's connection
+	// (package framing: how its HTTP stack opened it and wrote its first
+	// request), or "", and FramingStack what the framing table says of it,
+	// which [Engine.Judge] holds a browser's claim to as it does the TLS
+	// stack.
+	Framing      string
+	FramingStack evidence.Framing
 	// Evidence is what [Engine.Judge] found against a browser's claim: a
 	// poser's decisive evidence (UA.Class is then uaclass.Poser), or a
 	// mismatch that changed nothing.

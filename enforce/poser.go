@@ -41,7 +41,8 @@ func ParsePoserMode(s string) (PoserMode, error) {
 // Judge holds a browser's claim (uaclass.Result.Claim) to how the request
 // speaks (evidence.Judge): h and method are the request's headers and
 // method, t what the TLS fingerprint table says of its handshake, o how the
-// client saw the site. Any evidence is kept in req.Evidence, for logs and
+// client saw the site; and to how its connection's HTTP stack speaks
+// (evidence.JudgeFraming of req.FramingStack). Any evidence is kept in req.Evidence, for logs and
 // metrics. Decisive evidence makes the client a poser: its class becomes
 // uaclass.Poser, with no product token and no browser's allowance, so that
 // [Engine.Decide] holds it to the "*" group's rules and Crawl-delay, the
@@ -52,17 +53,18 @@ func ParsePoserMode(s string) (PoserMode, error) {
 // naming another brand or platform) changes nothing: a browser whose user
 // changed its User-Agent, or a privacy browser that sends fewer hints,
 // shows as much. Neither does anything unknown (a stack the table does not
-// know, a browser no check can judge). A client whose JA4 fingerprint the
-// operator allows (Config.AllowFingerprints) is not judged. Judge allocates
-// nothing.
+// know, a browser no check can judge). A client whose JA4 or framing
+// fingerprint the operator allows (Config.AllowFingerprints) is not
+// judged. Judge allocates nothing.
 func (e *Engine) Judge(req *Request, method string, h http.Header, t evidence.TLS, o evidence.Origin) {
 	if req.UA.Class != uaclass.Browser || e.cfg.Posers == PosersOff || !req.UA.Claim.Judged() {
 		return
 	}
-	if req.JA4 != "" && e.allowJA4[req.JA4] {
+	if req.JA4 != "" && e.allowJA4[req.JA4] || req.Framing != "" && e.allowJA4[req.Framing] {
 		return
 	}
 	v := evidence.Judge(req.UA.Claim, method, h, t, o)
+	v = evidence.JudgeFraming(v, req.UA.Claim, req.FramingStack)
 	if v.None() {
 		return
 	}
@@ -76,7 +78,7 @@ func (e *Engine) Judge(req *Request, method string, h http.Header, t evidence.TL
 // evidenceHeaders are the X-Robots-Guard-Evidence values of every set of
 // findings ("tls", "sec-fetch,gecko"), made once so that a refusal formats
 // nothing.
-var evidenceHeaders = func() (s [256]string) {
+var evidenceHeaders = func() (s [1 << 10]string) {
 	for i := range s {
 		s[i] = evidence.Evidence(i).String()
 	}
@@ -89,6 +91,20 @@ func evidenceHeader(e evidence.Evidence) string {
 		return evidenceHeaders[e]
 	}
 	return e.String()
+}
+
+// validFraming reports what may be a framing fingerprint (package
+// framing): "h1:", "h2:" or "h3:" and printable ASCII without spaces.
+func validFraming(s string) bool {
+	if len(s) < 3 || len(s) > 1024 || s[0] != 'h' || s[1] < '1' || s[1] > '3' || s[2] != ':' {
+		return false
+	}
+	for i := 3; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // validJA4 reports a JA4 fingerprint as FoxIO's spec writes it: a_b_c,

@@ -22,6 +22,13 @@ type TLS struct {
 	Family string
 }
 
+// Framing is what the framing table says of the HTTP stack that opened
+// a request's connection (package framing). The zero Framing is an
+// unknown stack (or no fingerprint: plain HTTP, a trusted proxy's
+// connection, a table entry gone), which is never evidence. Its fields
+// are those of TLS.
+type Framing TLS
+
 // Origin is how the client saw the site: what decides whether a browser
 // sends Fetch Metadata and client hints, which go only to potentially
 // trustworthy origins.
@@ -102,6 +109,36 @@ func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 		return Verdict{}
 	}
 	return Verdict{Evidence: e, Claim: c, Stack: t.Family}
+}
+
+// JudgeFraming adds to v what the framing of the request's connection, f,
+// shows against the claim c: a library's HTTP stack (FramingStack, decisive)
+// or another browser engine's (FramingFamily), for a claim held to its
+// engine's stack (as the TLS check is; web views and apps may fetch with
+// another stack). f must be the client's own connection's: Caddy
+// terminated its TLS, no proxy in between. Unlike the headers, the framing
+// is judged whatever the TLS handshake: a browser's hello copied (uTLS,
+// curl-impersonate) is often followed by a library's HTTP stack. It
+// allocates nothing.
+func JudgeFraming(v Verdict, c Claim, f Framing) Verdict {
+	if !f.Known || c.checks&checkTLS == 0 {
+		return v
+	}
+	var e Evidence
+	switch g := stackFamily(f.Family); {
+	case !f.Browser:
+		e = FramingStack
+	case g != NoFamily && g != c.Family:
+		e = FramingFamily
+	default:
+		return v
+	}
+	if v.None() {
+		v = Verdict{Claim: c}
+	}
+	v.Evidence |= e
+	v.Framing = f.Family
+	return v
 }
 
 // stackFamily maps a browser stack's family name to its engine; the

@@ -48,18 +48,28 @@ const (
 	// SecCHUAPlatform ("sec-ch-ua-platform"): Sec-CH-UA-Platform or
 	// Sec-CH-UA-Mobile contradicts the User-Agent's platform.
 	SecCHUAPlatform
+	// FramingStack ("framing"): how the client's HTTP stack opened the
+	// connection and wrote its first request (HTTP/2 SETTINGS, window,
+	// priorities and pseudo-header order; HTTP/1.1 header order; HTTP/3
+	// SETTINGS) is a library's (Go's, Python's h2, Node's, curl's, ...)
+	// under a User-Agent whose browser uses its engine's own stack: a
+	// browser's TLS hello copied, its HTTP stack not.
+	FramingStack
+	// FramingFamily ("framing-family"): the HTTP framing is another browser
+	// engine's (Firefox's under a Chrome User-Agent).
+	FramingFamily
 
-	lastEvidence = SecCHUAPlatform
+	lastEvidence = FramingFamily
 )
 
 // Decisive is the evidence no browser shows, even one whose User-Agent its
 // user changed: such a client is not a browser.
-const Decisive = TLSStack | SecFetch | Gecko
+const Decisive = TLSStack | SecFetch | Gecko | FramingStack
 
 // Mismatch is the evidence that the client is not the browser its
 // User-Agent names, which a browser with a changed User-Agent, or with
 // fewer client hints, shows too.
-const Mismatch = TLSFamily | SecCHUA | SecCHUAInvalid | SecCHUABrand | SecCHUAPlatform
+const Mismatch = TLSFamily | SecCHUA | SecCHUAInvalid | SecCHUABrand | SecCHUAPlatform | FramingFamily
 
 var evidenceInfo = [...]struct{ code, text string }{
 	{"tls", "its TLS handshake is a library's, which no browser uses"},
@@ -70,6 +80,8 @@ var evidenceInfo = [...]struct{ code, text string }{
 	{"sec-ch-ua-invalid", "Sec-CH-UA, -Mobile or -Platform is not a valid structured field"},
 	{"sec-ch-ua-brand", "Sec-CH-UA names another browser or version than the User-Agent"},
 	{"sec-ch-ua-platform", "Sec-CH-UA-Platform or -Mobile contradicts the User-Agent's platform"},
+	{"framing", "its HTTP framing is a library's, which no browser uses"},
+	{"framing-family", "its HTTP framing is another browser engine's"},
 }
 
 // AllEvidence lists every finding, in the order of their bits.
@@ -138,6 +150,9 @@ type Verdict struct {
 	// Stack is the TLS stack's family as the request's TLS named it, kept
 	// for the description of "tls" and "tls-family".
 	Stack string
+	// Framing is the HTTP stack's family as the framing table named it,
+	// kept for the description of "framing" and "framing-family".
+	Framing string
 }
 
 // None reports no evidence at all.
@@ -159,6 +174,16 @@ func (v Verdict) Reason() string {
 		b.WriteString("; ")
 		b.WriteString(f.Code())
 		b.WriteString(": ")
+		if (f == FramingStack || f == FramingFamily) && v.Framing != "" {
+			b.WriteString("its HTTP framing is ")
+			b.WriteString(v.Framing)
+			if f == FramingStack {
+				b.WriteString("'s, which no browser uses")
+			} else {
+				b.WriteString("'s, another browser engine's")
+			}
+			continue
+		}
 		if (f == TLSStack || f == TLSFamily) && v.Stack != "" {
 			b.WriteString("its TLS handshake is ")
 			b.WriteString(v.Stack)
