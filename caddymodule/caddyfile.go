@@ -46,7 +46,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 	if err := rg.UnmarshalCaddyfile(h.Dispenser); err != nil {
 		return nil, err
 	}
-	return h.NewRoute(matcherSet, &rg), nil
+	// The server reads its connections' framing (framing.go); a global
+	// servers block's listener_wrappers replace this.
+	return append(h.NewRoute(matcherSet, &rg), httpcaddyfile.ConfigValue{Class: "listener_wrapper", Value: &FramingWrapper{}}), nil
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:

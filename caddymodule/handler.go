@@ -481,6 +481,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	go h.sweep(watchCtx)
 	h.fingerprintHandshakes(ctx) // tlsfingerprint.go
+	h.frameConnections(ctx)      // framing.go
 	h.decisions = report.NewDecisionLog(watchCtx, ctx.Logger(), report.DecisionLogOptions{Zone: h.Zone, Repeats: set.logRepeats, ClientPrefix: h.engine.ClientPrefix})
 	return nil
 }
@@ -572,8 +573,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		CrossSite: enforce.CrossSite(r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Referer"), r.Host),
 	}
 	var stack evidence.TLS
-	req.JA4, stack = h.requestTLS(r) // tlsfingerprint.go
-	sig := h.agents.Check(r)         // Web Bot Auth signatures, if any
+	req.JA4, stack = h.requestTLS(r)                     // tlsfingerprint.go
+	req.Framing, req.FramingStack = requestFraming(w, r) // framing.go
+	sig := h.agents.Check(r)                             // Web Bot Auth signatures, if any
 	if sig.Outcome != signature.None {
 		req.UA, req.Verdict, req.Signed = sig.Identify(h.classifier, req.UA, req.Verdict)
 	}

@@ -144,6 +144,7 @@ func Doctor(ctx context.Context, env *Caddy, file, adapter string, logs []string
 		d.checkSite(ctx, g)
 	}
 	d.checkProxies(guards, append(accessLogs(cfg), logs...))
+	d.checkFraming(guards) // doctorframing.go
 	if d.problems == 0 {
 		fmt.Fprintf(out, "\nall good: %s checked; bots are refused where robots.txt disallows, browsers are served\n", report.Plural(len(guards), "site"))
 	} else {

@@ -2,11 +2,13 @@ package metrics
 
 import (
 	"math/bits"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/evidence"
+	"github.com/robotsguard/robotsguard/framing"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
@@ -18,6 +20,43 @@ import (
 func (m *Collectors) Record(req *enforce.Request, d *enforce.Decision) {
 	m.Decision(d, req.UA.Class)
 	m.Claim(d, req.UA.Class, req.Evidence.Evidence)
+	m.Framing(req.Framing, req.FramingStack.Family)
+}
+
+// framingProtos are the values of framing_total's proto label, by the
+// fingerprint's first two characters.
+var framingProtos = [...]string{"none", "h1", "h2", "h3"}
+
+// framingStacks are the values of its stack label: none, unknown, and the
+// framing table's families.
+var framingStacks = sync.OnceValue(func() []string {
+	return append([]string{"none", "unknown"}, framing.Builtin().Families()...)
+})
+
+// framingIndex maps a family to its place in framingStacks.
+var framingIndex = sync.OnceValue(func() map[string]int {
+	m := map[string]int{}
+	for i, s := range framingStacks() {
+		m[s] = i
+	}
+	return m
+})
+
+// Framing counts a request by its connection's framing fingerprint
+// (enforce.Request.Framing, "" for none) and the family the table knows
+// its stack as ("" for unknown). It takes no lock and allocates nothing.
+func (m *Collectors) Framing(fingerprint, family string) {
+	if m == nil {
+		return
+	}
+	p, s := 0, 0
+	if len(fingerprint) >= 2 && fingerprint[0] == 'h' && fingerprint[1] >= '1' && fingerprint[1] <= '3' {
+		p, s = int(fingerprint[1]-'0'), 1
+		if i, ok := framingIndex()[family]; ok && family != "" {
+			s = i
+		}
+	}
+	m.framingCounters[p][s].Inc()
 }
 
 // Decision counts a decision for a client of class. It takes no lock and

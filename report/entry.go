@@ -94,6 +94,9 @@ type Entry struct {
 	EvidenceReason string `json:"evidence_reason,omitempty"`
 	// JA4 is the fingerprint of the client's TLS handshake, when known.
 	JA4 string `json:"ja4,omitempty"`
+	// Framing is the framing fingerprint of the client's connection (how
+	// its HTTP stack opened it and wrote its first request), when known.
+	Framing string `json:"framing,omitempty"`
 	// BrowserDisallowed marks a request whose User-Agent claims a browser
 	// (class browser or poser) for a path the robots.txt "*" group
 	// disallows, served or refused (enforce.Decision.BrowserDisallowed):
@@ -164,6 +167,7 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	addString("evidence", e.Evidence)
 	addString("evidence_reason", e.EvidenceReason)
 	addString("ja4", e.JA4)
+	addString("framing", e.Framing)
 	if e.BrowserDisallowed {
 		enc.AddBool("browser_disallowed", true)
 	}

@@ -179,6 +179,7 @@ func (l *DecisionLog) Write(req *enforce.Request, d *enforce.Decision, ua, uri, 
 		RobotsVersion: robotsVersion,
 		RetryAfter:    d.RetryAfter.Seconds(),
 		JA4:           req.JA4,
+		Framing:       req.Framing,
 
 		BrowserDisallowed: d.BrowserDisallowed,
 	}
