@@ -101,6 +101,29 @@ func checkCaddyfile(t *testing.T, file string, body []byte) {
 		t.Errorf("validate: %v", err)
 	}
 	checkStrictProxies(t, out)
+	checkFraming(t, out)
+}
+
+// checkFraming: every server with robots_guard reads how its clients'
+// HTTP stacks speak: its listener_wrappers have robots_guard (the
+// directive adds it; a servers block that replaces it must name it).
+func checkFraming(t *testing.T, adapted []byte) {
+	t.Helper()
+	var cfg struct {
+		Apps struct {
+			HTTP struct {
+				Servers map[string]json.RawMessage `json:"servers"`
+			} `json:"http"`
+		} `json:"apps"`
+	}
+	if err := json.Unmarshal(adapted, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for name, raw := range cfg.Apps.HTTP.Servers {
+		if strings.Contains(string(raw), `"handler":"robots_guard"`) && !strings.Contains(string(raw), `"listener_wrappers":[{"wrapper":"robots_guard"}`) {
+			t.Errorf("server %s has robots_guard but not its listener wrapper: add servers { listener_wrappers { robots_guard } }", name)
+		}
+	}
 }
 
 // checkStrictProxies: a server that trusts proxies reads X-Forwarded-For

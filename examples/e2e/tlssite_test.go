@@ -17,7 +17,8 @@ import (
 
 // tlsSites is the real binary serving HTTPS sites (h1, h2, h3) on
 // 127.0.0.1 and ::1, their certificate from a test CA, every decision
-// logged.
+// logged, each connection's framing read (the robots_guard listener
+// wrapper).
 type tlsSites struct {
 	// urls are the sites' base URLs (https://localhost:port, no slash).
 	urls []string
@@ -87,6 +88,9 @@ func startTLSSites(t *testing.T, ca *tlsclients.CA, o tlsSiteOptions) *tlsSites 
 	grace_period 1s
 	servers {
 		protocols h1 h2 h3
+		listener_wrappers {
+			robots_guard
+		}
 	}
 	log robots_guard {
 		output file %s
