@@ -570,7 +570,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		UA:        h.classifier.Classify(ua),
 		Method:    r.Method,
 		Host:      r.Host,
-		CrossSite: enforce.CrossSite(r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Referer"), r.Host),
+		CrossSite: enforce.CrossSiteFetch(r.Header, r.Host),
 	}
 	var stack evidence.TLS
 	req.JA4, stack = h.requestTLS(r)                     // tlsfingerprint.go

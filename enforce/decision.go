@@ -135,7 +135,7 @@ type Request struct {
 	// signer is trusted: it identifies the client and sets no Signed.
 	Signed bool
 	// CrossSite marks a request a browser made on behalf of another site
-	// (see [CrossSite]): an image, a frame or a link on a page elsewhere.
+	// (see [CrossSiteFetch]): an image, a frame or a link on a page elsewhere.
 	// Anyone can make a visitor's browser fetch any URL, so a trap it hits
 	// is refused but blocks nobody; every other rule applies as usual.
 	CrossSite bool
