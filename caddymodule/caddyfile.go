@@ -47,7 +47,16 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 		return nil, err
 	}
 	// The server reads its connections' framing (framing.go); a global
-	// servers block's listener_wrappers replace this.
+	// servers block's listener_wrappers replace this. Only a directive of
+	// the site block itself may add it (a route or handle block takes
+	// routes only), and there the adapter gives it one map as State and
+	// as BlockState (a nested block's BlockState is a copy).
+	h.BlockState["robots_guard.top"] = true
+	_, top := h.State["robots_guard.top"]
+	delete(h.BlockState, "robots_guard.top")
+	if !top || h.IsNamedRoute() {
+		return h.NewRoute(matcherSet, &rg), nil
+	}
 	return append(h.NewRoute(matcherSet, &rg), httpcaddyfile.ConfigValue{Class: "listener_wrapper", Value: &FramingWrapper{}}), nil
 }
 

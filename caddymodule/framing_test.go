@@ -53,6 +53,14 @@ func TestFramingAdapt(t *testing.T) {
 	if _, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte("{\n\tservers {\n\t\tlistener_wrappers {\n\t\t\trobots_guard on\n\t\t}\n\t}\n}\n"+site), nil); err == nil {
 		t.Error("robots_guard on: the wrapper took an option")
 	}
+	// Within a route or handle block, where only routes may come, the
+	// directive adds no wrapper (and the block adapts).
+	for _, nested := range []string{"route", "handle /x/*"} {
+		out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte("example.com {\n\t"+nested+" {\n\t\trobots_guard\n\t\trespond ok\n\t}\n}\n"), nil)
+		if err != nil || strings.Contains(string(out), "listener_wrappers") {
+			t.Errorf("robots_guard in %s: %v, %s", nested, err, out)
+		}
+	}
 }
 
 // TestIntegrationFraming: real Go clients over real TLS to a real Caddy
