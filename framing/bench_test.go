@@ -2,6 +2,10 @@ package framing
 
 import (
 	"bytes"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
 	"testing"
 )
 
@@ -45,5 +49,61 @@ func BenchmarkGet(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c.Get("192.0.2.1:50000")
+	}
+}
+
+// BenchmarkListener measures an HTTPS server's requests with the
+// connections read through a Listener (framed, as Caddy serves them with
+// the robots_guard wrapper: ConnectionState hidden, HTTP/2 read from the
+// preface) and without (plain: net/http's own TLS path, HTTP/2 by ALPN),
+// in one run: kept-alive requests over HTTP/1.1 and HTTP/2, and a new
+// connection with its TLS handshake per request. Client and server share
+// the process; the difference between the two is the wrapper's.
+func BenchmarkListener(b *testing.B) {
+	cert, pool := testCert()
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil {
+			panic("no TLS state")
+		}
+		w.Write([]byte("the site"))
+	})
+	for _, framed := range []bool{false, true} {
+		conns := NewConns(1024)
+		var url string
+		if framed {
+			url = newTLSServer(b, conns, cert, handler)
+		} else {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := &http.Server{Handler: handler, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+			go srv.ServeTLS(ln, "", "")
+			b.Cleanup(func() { srv.Close() })
+			url = "https://" + ln.Addr().String() + "/"
+		}
+		name := map[bool]string{false: "plain", true: "framed"}[framed]
+		for _, c := range []struct {
+			name string
+			tr   *http.Transport
+		}{
+			{"h1-keep-alive", &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}},
+			{"h2-keep-alive", &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}},
+			{"h1-handshake", &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}},
+		} {
+			b.Run(c.name+"/"+name, func(b *testing.B) {
+				client := &http.Client{Transport: c.tr}
+				defer c.tr.CloseIdleConnections()
+				b.ReportAllocs()
+				for b.Loop() {
+					resp, err := client.Get(url)
+					if err != nil {
+						b.Fatal(err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
 	}
 }

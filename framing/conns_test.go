@@ -157,7 +157,7 @@ func TestListener(t *testing.T) {
 // newTLSServer serves h over HTTP/1.1 and HTTP/2 on loopback through a
 // Listener, as framing/internal/testserver does (which this package's
 // tests cannot import): ConnectionState hidden from net/http.
-func newTLSServer(t *testing.T, conns *Conns, cert tls.Certificate, h http.Handler) string {
+func newTLSServer(t testing.TB, conns *Conns, cert tls.Certificate, h http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -168,13 +168,16 @@ func newTLSServer(t *testing.T, conns *Conns, cert tls.Certificate, h http.Handl
 	p.SetUnencryptedHTTP2(true)
 	type stateKey struct{}
 	srv := &http.Server{Protocols: p, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if st, ok := r.Context().Value(stateKey{}).(tls.ConnectionState); ok {
-			r.TLS = &st
+		if st, ok := r.Context().Value(stateKey{}).(func() *tls.ConnectionState); ok {
+			r.TLS = st()
 		}
 		h.ServeHTTP(w, r)
 	}), ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-		if hc, ok := c.(hiddenConn); ok {
-			return context.WithValue(ctx, stateKey{}, hc.Conn.(connectionStater).ConnectionState())
+		if hc, ok := c.(hiddenConn); ok { // the state once the handshake is done, as Caddy keeps it
+			return context.WithValue(ctx, stateKey{}, sync.OnceValue(func() *tls.ConnectionState {
+				st := hc.Conn.(connectionStater).ConnectionState()
+				return &st
+			}))
 		}
 		return ctx
 	}}

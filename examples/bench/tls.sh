@@ -31,9 +31,9 @@
 #                     not on the other (a servers block without it), so
 #                     that only reading each connection's first request and
 #                     looking its fingerprint up differs. Both fronts put
-#                     {http.robots_guard.framing} in a response header; the
-#                     script checks that the on front's is wrk's and the off
-#                     front's empty.
+#                     {http.robots_guard.framing} in a response header of
+#                     /framing-check; the script checks that the on front's
+#                     is curl's fingerprint and the off front's empty.
 # BENCH_CLIENT=browser makes wrk send Firefox's navigation headers
 # (Sec-Fetch-*) as well: the check judges it and finds no evidence (its TLS
 # stack is unknown to the table), so it is served as a browser: what the
@@ -79,7 +79,10 @@ on_servers='servers {
 		protocols h1 h2
 	}' site_extra=''
 if [ "$mode" = framing ]; then
-	site_extra='header >X-Framing "{http.robots_guard.framing}"'
+	# Only the check's own request (/framing-check) gets the header: both
+	# fronts match the path on every request, neither writes more.
+	site_extra='@check path /framing-check
+	header @check >X-Framing "{http.robots_guard.framing}"'
 fi
 work=$(mktemp -d)
 go build -o "$work/caddy" ./examples/caddy
@@ -185,7 +188,7 @@ done
 # What the fronts made of wrk: with the check on, class poser and its
 # evidence (the first line of each kind; repeats are counted, not logged).
 if [ "$mode" = framing ]; then
-	framed() { curl -sk -o /dev/null -D - "${hdrs[@]}" "https://localhost:$1/" | tr -d '\r' | awk -F': ' 'tolower($1) == "x-framing" { print $2 }'; }
+	framed() { curl -sk -o /dev/null -D - "${hdrs[@]}" "https://localhost:$1/framing-check" | tr -d '\r' | awk -F': ' 'tolower($1) == "x-framing" { print $2 }'; }
 	on_print=$(framed 18443) off_print=$(framed 18444)
 	if [ -z "$on_print" ] || [ -n "$off_print" ]; then
 		echo "framing: the on front read \"$on_print\", the off front \"$off_print\"; want a fingerprint and none" >&2
