@@ -46,14 +46,18 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 	if err := rg.UnmarshalCaddyfile(h.Dispenser); err != nil {
 		return nil, err
 	}
-	// The QUIC wrapper must be on the server's HTTP/3 listeners, which
-	// Caddy sets up before the routes: a site block's own directive can
-	// add it; one inside route, handle or a named route cannot, as those
-	// take routes only, and a servers block of the global options replaces
-	// it with its own packet_conn_wrappers (checkQUIC then warns).
+	// The wrappers must be on the server's listeners, which Caddy sets up
+	// before the routes: a site block's own directive can add them; one
+	// inside route, handle or a named route cannot, as those take routes
+	// only. A servers block of the global options replaces them with its
+	// own listener_wrappers and packet_conn_wrappers: list them there
+	// (wrappers.go warns at start-up when a server has none).
 	route := h.NewRoute(matcherSet, &rg)
-	if rg.QUIC != "off" && siteLevel(h) {
-		route = append(route, httpcaddyfile.ConfigValue{Class: "packet_conn_wrapper", Value: &QUICWrapper{}})
+	if siteLevel(h) {
+		route = append(route, httpcaddyfile.ConfigValue{Class: "listener_wrapper", Value: &FramingWrapper{}})
+		if rg.QUIC != "off" {
+			route = append(route, httpcaddyfile.ConfigValue{Class: "packet_conn_wrapper", Value: &QUICWrapper{}})
+		}
 	}
 	return route, nil
 }

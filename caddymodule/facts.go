@@ -14,19 +14,19 @@ import (
 // facts returns what only Caddy knows of r (enforce.Facts), which
 // enforce.Reader.Read reads the request with: the client IP after
 // trusted_proxies, the target as the client sent it, the scheme and how
-// the client saw the site, and the TLS and QUIC fingerprints
-// (tlsfingerprint.go, quic.go).
+// the client saw the site, and the TLS, QUIC and framing fingerprints
+// (tlsfingerprint.go, wrappers.go).
 //
 // The origin is HTTPS when Caddy terminated TLS; plain HTTP otherwise,
 // even to a Host of localhost, which a proxy in front may send for a
 // public plain-HTTP site (nginx's default Host is the upstream's), where
 // browsers send no Fetch Metadata: a plain-HTTP origin only drops checks.
-func (h *Handler) facts(r *http.Request) enforce.Facts {
+func (h *Handler) facts(w http.ResponseWriter, r *http.Request) enforce.Facts {
 	f := enforce.Facts{ClientIP: clientIP(r), URI: requestURI(r), Scheme: "http", Origin: evidence.Insecure}
 	if r.TLS != nil {
 		f.Scheme, f.Origin = "https", evidence.Secure
 	}
-	h.requestTLS(r, &f)
+	h.requestTLS(w, r, &f)
 	return f
 }
 

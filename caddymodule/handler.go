@@ -496,7 +496,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	go h.shared.store.SweepEvery(watchCtx, time.Minute, fleet, func(tracked, blocked int) { h.metrics.SetTracked(h.Zone, tracked, blocked) })
 	h.fingerprintHandshakes(ctx) // tlsfingerprint.go
-	h.checkQUIC(ctx)             // quic.go
+	h.checkWrappers(ctx)         // wrappers.go
 	h.decisions = report.NewDecisionLog(watchCtx, ctx.Logger(), report.DecisionLogOptions{Zone: h.Zone, Repeats: set.logRepeats, ClientPrefix: h.engine.ClientPrefix})
 	return nil
 }
@@ -554,7 +554,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.next.reached(next, r)
 	}
 	snap := h.source.Snapshot()
-	f := h.facts(r)
+	f := h.facts(w, r)
 	var rd enforce.Reading
 	if err := h.reader.Read(r, &f, snap.Policy, &rd); err != nil {
 		// No client sends a fragment; servers read "/#/../x" as "/x".

@@ -52,8 +52,9 @@ type Config struct {
 	// while how it speaks is decisive evidence that it is none (see
 	// [Engine.Judge]). Default: [PosersEnforce].
 	Posers PoserMode
-	// AllowFingerprints are JA4 fingerprints whose clients are not judged (a
-	// partner's monitor that sends a browser's User-Agent). Default: none.
+	// AllowFingerprints are JA4 or framing fingerprints (Request.JA4,
+	// Request.Framing) whose clients are not judged (a partner's monitor
+	// that sends a browser's User-Agent). Default: none.
 	AllowFingerprints []string
 
 	// ClassRates is the least interval between requests of one client

@@ -162,8 +162,8 @@ func (s Settings) Check() (Config, error) {
 		return cfg, field.Wrap("posers", err)
 	}
 	for i, f := range s.AllowFingerprints {
-		if !validJA4(f) {
-			return cfg, field.Errorf(fmt.Sprintf("allow_fingerprints[%d]", i), "%q is not a JA4 fingerprint (like t13d1516h2_8daaf6152771_e5627efa2ab1)", f)
+		if !validJA4(f) && !validFraming(f) {
+			return cfg, field.Errorf(fmt.Sprintf("allow_fingerprints[%d]", i), "%q is not a JA4 fingerprint (like t13d1516h2_8daaf6152771_e5627efa2ab1), nor a framing one (like h2:1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p|1:0:256)", f)
 		}
 		cfg.AllowFingerprints = append(cfg.AllowFingerprints, f)
 	}

@@ -201,8 +201,8 @@ func TestEvidenceCodes(t *testing.T) {
 		}
 		all |= e
 	}
-	if len(seen) != 10 {
-		t.Errorf("%d findings, want 10", len(seen))
+	if len(seen) != 12 {
+		t.Errorf("%d findings, want 12", len(seen))
 	}
 	if Decisive&Mismatch != 0 || Decisive|Mismatch != all {
 		t.Errorf("Decisive %b and Mismatch %b do not partition %b", Decisive, Mismatch, all)
