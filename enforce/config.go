@@ -104,6 +104,9 @@ type Config struct {
 	// The block that a request causes is still answered at once. Default:
 	// zero, no tarpit.
 	Tarpit time.Duration
+	// TarpitMax bounds how many requests a tarpit holds at once (the
+	// Holder's bound; see [NewHolder]). Default: 100 with a tarpit.
+	TarpitMax int
 
 	// EscalateVerifiedSearch treats verified search crawlers like other
 	// bots. By default they stay on the gentle end of the ladder: their rate

@@ -27,6 +27,7 @@ type Settings struct {
 	IPv4Prefix, IPv6Prefix  int
 	Window, Cooldown        time.Duration
 	MaxCooldown, Tarpit     time.Duration
+	TarpitMax               int // requests held at once; 0: 100 with a tarpit
 	EscalateVerifiedSearch  bool
 	AllowBadAgents          bool
 	AllowImpostors          bool
@@ -109,6 +110,7 @@ func (s Settings) Check() (Config, error) {
 	}{
 		{"burst", s.Burst, 1}, {"grace", s.Grace, -1}, {"strikes", s.Strikes, 1},
 		{"address_strikes", s.AddressStrikes, 1}, {"max_clients", s.MaxClients, 1}, {"max_blocks", s.MaxBlocks, 1},
+		{"tarpit_max", s.TarpitMax, 1},
 	} {
 		if n.v < min(n.least, 0) {
 			return cfg, field.Wrap(n.path, field.AtLeast(n.least, n.v))
@@ -137,6 +139,9 @@ func (s Settings) Check() (Config, error) {
 		return cfg, field.Errorf("max_cooldown", "%v is shorter than cooldown %v", s.MaxCooldown, s.Cooldown)
 	}
 	cfg.Window, cfg.Cooldown, cfg.MaxCooldown, cfg.Tarpit = s.Window, s.Cooldown, s.MaxCooldown, s.Tarpit
+	if cfg.TarpitMax = s.TarpitMax; s.Tarpit > 0 && s.TarpitMax == 0 {
+		cfg.TarpitMax = 100
+	}
 	cfg.EscalateVerifiedSearch, cfg.AllowBadAgents = s.EscalateVerifiedSearch, s.AllowBadAgents
 	cfg.AllowImpostors = s.AllowImpostors
 	for i, a := range s.AllowIPs {
