@@ -7,12 +7,10 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
-	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/review"
 )
@@ -66,19 +64,9 @@ func zones(only string) []review.Zone {
 	})
 	var out []review.Zone
 	for _, name := range slices.Sorted(maps.Keys(found)) {
-		s := found[name]
-		out = append(out, review.Zone{Name: name, Sites: s.sites, Local: s.store.Blocked,
-			Blocked: func(now time.Time) ([]enforce.BlockedClient, error) { return zoneBlocked(name, s, now) },
-			Unblock: func(p netip.Prefix, now time.Time, fleet bool) (n int, err error) {
-				n = s.store.Unblock(p, now)
-				if f := fleetOf(name); f != nil && fleet {
-					m, ferr := f.Unblock(p, now)
-					n, err = n+m, ferr
-				}
-				// In the decision log, so that report --html lists them no more.
-				caddy.Log().Named(report.LoggerName).Info(report.UnblockedMsg, zap.String("client_ip", p.String()), zap.String("zone", name), zap.Int("lifted", n))
-				return n, err
-			}})
+		out = append(out, review.StoreZone(name, found[name].sites, found[name].store, fleetOf(name), func(p netip.Prefix, n int) {
+			caddy.Log().Named(report.LoggerName).Info(report.UnblockedMsg, zap.String("client_ip", p.String()), zap.String("zone", name), zap.Int("lifted", n))
+		}))
 	}
 	return out
 }

@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 
 	"github.com/robotsguard/robotsguard/internal/field"
+	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -47,14 +47,18 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 	if err := rg.UnmarshalCaddyfile(h.Dispenser); err != nil {
 		return nil, err
 	}
-	// The QUIC wrapper must be on the server's HTTP/3 listeners, which
-	// Caddy sets up before the routes: a site block's own directive can
-	// add it; one inside route, handle or a named route cannot, as those
-	// take routes only, and a servers block of the global options replaces
-	// it with its own packet_conn_wrappers (checkQUIC then warns).
+	// The wrappers must be on the server's listeners, which Caddy sets up
+	// before the routes: a site block's own directive can add them; one
+	// inside route, handle or a named route cannot, as those take routes
+	// only. A servers block of the global options replaces them with its
+	// own listener_wrappers and packet_conn_wrappers: list them there
+	// (wrappers.go warns at start-up when a server has none).
 	route := h.NewRoute(matcherSet, &rg)
-	if rg.QUIC != "off" && siteLevel(h) {
-		route = append(route, httpcaddyfile.ConfigValue{Class: "packet_conn_wrapper", Value: &QUICWrapper{}})
+	if siteLevel(h) {
+		route = append(route, httpcaddyfile.ConfigValue{Class: "listener_wrapper", Value: &FramingWrapper{}})
+		if rg.QUIC != "off" {
+			route = append(route, httpcaddyfile.ConfigValue{Class: "packet_conn_wrapper", Value: &QUICWrapper{}})
+		}
 	}
 	return route, nil
 }
@@ -226,8 +230,9 @@ type caddyfileOption struct {
 
 // fieldOption returns the option that sets one field, at path, from its one
 // argument by the field's type (a string as it is, a duration or a whole
-// number above zero), or, for a flag, from no argument.
-func fieldOption[T string | bool | int | caddy.Duration](path string, to func(h *Handler) *T) caddyfileOption {
+// number above zero; on or off for an optional flag, any duration for an
+// optional one), or, for a flag, from no argument.
+func fieldOption[T string | bool | int | caddy.Duration | *bool | *caddy.Duration](path string, to func(h *Handler) *T) caddyfileOption {
 	return caddyfileOption{read: func(h *Handler, r *optionReader) error {
 		r.set(path)
 		switch p := any(to(h)).(type) {
@@ -239,6 +244,19 @@ func fieldOption[T string | bool | int | caddy.Duration](path string, to func(h 
 			return r.positiveInt(p)
 		case *caddy.Duration:
 			return r.positiveDuration(p)
+		case **bool:
+			on, err := r.onOff()
+			*p = &on
+			return err
+		case **caddy.Duration:
+			var s string
+			err := r.one(&s)
+			if err == nil {
+				var d caddy.Duration
+				d, err = r.duration(s)
+				*p = &d
+			}
+			return err
 		}
 		return r.errf("no reader for %T", to(h))
 	}}
@@ -274,6 +292,26 @@ var behaviourOptions = map[string]caddyfileOption{
 // one) add up in a list field, at path.
 func listOption(path string, to func(h *Handler) *[]string) caddyfileOption {
 	return caddyfileOption{repeatable: true, read: func(h *Handler, r *optionReader) error { return r.appendTo(to(h), path) }}
+}
+
+// appendOption returns the repeatable option (usage, at least least
+// arguments) that appends the element its arguments make to a list field,
+// at path[i]; an error of make is the option's.
+func appendOption[E any](path, usage string, least int, make func(args []string) (E, error), to func(h *Handler) *[]E) caddyfileOption {
+	return caddyfileOption{repeatable: true, read: func(h *Handler, r *optionReader) error {
+		args, err := r.args(least, -1, usage)
+		if err != nil {
+			return err
+		}
+		e, err := make(args)
+		if err != nil {
+			return r.errf("%v", err)
+		}
+		list := to(h)
+		*list = append(*list, e)
+		r.set(fmt.Sprintf("%s[%d]", path, len(*list)-1))
+		return nil
+	}}
 }
 
 // mapOption returns the repeatable option "<key> <value>" (usage) that
@@ -340,6 +378,23 @@ func countArg(to func(h *Handler) *int) func(h *Handler, r *optionReader, arg st
 	}
 }
 
+// statusArg reads a refusal's status (0 would read as "the default" in
+// JSON: an explicit one is refused).
+func statusArg(to func(h *Handler) *int) func(h *Handler, r *optionReader, arg string) error {
+	return func(h *Handler, r *optionReader, arg string) (err error) {
+		p := to(h)
+		if *p, err = r.atoi(arg); err == nil && *p == 0 {
+			err = r.errf("0 is not an error status (400-599)")
+		}
+		return err
+	}
+}
+
+// textArg reads an argument as it is written.
+func textArg(to func(h *Handler) *string) func(h *Handler, r *optionReader, arg string) error {
+	return func(h *Handler, _ *optionReader, arg string) error { *to(h) = arg; return nil }
+}
+
 // durationArg reads a duration above zero (see positive).
 func durationArg(to func(h *Handler) *caddy.Duration) func(h *Handler, r *optionReader, arg string) error {
 	return func(h *Handler, r *optionReader, arg string) (err error) {
@@ -360,16 +415,12 @@ var caddyfileOptions = map[string]caddyfileOption{
 	"robots_header": mapOption("robots_headers", "<field> <value>", "field '%s' already set", http.CanonicalHeaderKey, plainArg,
 		func(h *Handler) *map[string]string { return &h.RobotsHeaders }),
 	"robots_refresh": fieldOption("robots_refresh", func(h *Handler) *caddy.Duration { return &h.RobotsRefresh }),
-	"serve_robots": {read: func(h *Handler, r *optionReader) error {
-		on, err := r.set("serve_robots").onOff()
-		h.ServeRobots = &on
-		return err
-	}},
-	"mode":        fieldOption("mode", func(h *Handler) *string { return &h.Mode }),
-	"block_class": listOption("block_classes", func(h *Handler) *[]string { return &h.BlockClasses }),
-	"trap":        listOption("traps", func(h *Handler) *[]string { return &h.Traps }),
-	"sitemap":     listOption("sitemaps", func(h *Handler) *[]string { return &h.Sitemaps }),
-	"crawl_delay": fieldOption("crawl_delay", func(h *Handler) *caddy.Duration { return &h.CrawlDelay }),
+	"serve_robots":   fieldOption("serve_robots", func(h *Handler) **bool { return &h.ServeRobots }),
+	"mode":           fieldOption("mode", func(h *Handler) *string { return &h.Mode }),
+	"block_class":    listOption("block_classes", func(h *Handler) *[]string { return &h.BlockClasses }),
+	"trap":           listOption("traps", func(h *Handler) *[]string { return &h.Traps }),
+	"sitemap":        listOption("sitemaps", func(h *Handler) *[]string { return &h.Sitemaps }),
+	"crawl_delay":    fieldOption("crawl_delay", func(h *Handler) *caddy.Duration { return &h.CrawlDelay }),
 	"rate": mapOption("rates", "<class> <duration>", "class '%s' already has a rate", nil, (*optionReader).duration,
 		func(h *Handler) *map[string]caddy.Duration { return &h.Rates }),
 	"burst": fieldOption("burst", func(h *Handler) *int { return &h.Burst }),
@@ -413,33 +464,19 @@ var caddyfileOptions = map[string]caddyfileOption{
 		return &h.Verify.Disabled
 	}),
 	"web_bot_auth": webBotAuthOption,
-	"bot": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		args, err := r.args(3, -1, "<token> <class> <match phrase...>")
-		if err != nil {
-			return err
-		}
-		c, err := uaclass.ParseClass(args[1])
-		if err != nil {
-			return r.errf("%v", err) // a class is a keyword: syntax
-		}
-		h.Bots = append(h.Bots, uaclass.Bot{Token: args[0], Class: c, Name: args[0], Match: args[2:], Source: "config"})
-		r.set(fmt.Sprintf("bots[%d]", len(h.Bots)-1))
-		return nil
-	}},
-	"max_clients": fieldOption("max_clients", func(h *Handler) *int { return &h.MaxClients }),
-	"max_blocks":  fieldOption("max_blocks", func(h *Handler) *int { return &h.MaxBlocks }),
-	"state_ttl":   fieldOption("state_ttl", func(h *Handler) *caddy.Duration { return &h.StateTTL }),
-	"store":       {read: readStore}, // store.go
+	"bot":          appendOption("bots", "<token> <class> <match phrase...>", 3, uaclass.ConfigBot, func(h *Handler) *[]uaclass.Bot { return &h.Bots }),
+	"max_clients":  fieldOption("max_clients", func(h *Handler) *int { return &h.MaxClients }),
+	"max_blocks":   fieldOption("max_blocks", func(h *Handler) *int { return &h.MaxBlocks }),
+	"state_ttl":    fieldOption("state_ttl", func(h *Handler) *caddy.Duration { return &h.StateTTL }),
+	"store":        {read: readStore}, // store.go
 	"ua_cache": {read: func(h *Handler, r *optionReader) error {
 		return r.set("ua_cache").size(&h.UACache)
 	}},
 	"zone": fieldOption("zone", func(h *Handler) *string { return &h.Zone }),
-	"deny": {read: func(h *Handler, r *optionReader) error {
-		return r.statusBody(&h.DenyStatus, &h.DenyBody, "deny_status")
-	}},
-	"throttle": {read: func(h *Handler, r *optionReader) error {
-		return r.statusBody(&h.ThrottleStatus, &h.ThrottleBody, "throttle_status")
-	}},
+	"deny": pairOption("<status> [<body>]", "<body>", [2]string{"deny_status", "deny_body"},
+		statusArg(func(h *Handler) *int { return &h.DenyStatus }), textArg(func(h *Handler) *string { return &h.DenyBody })),
+	"throttle": pairOption("<status> [<body>]", "<body>", [2]string{"throttle_status", "throttle_body"},
+		statusArg(func(h *Handler) *int { return &h.ThrottleStatus }), textArg(func(h *Handler) *string { return &h.ThrottleBody })),
 	"log_allowed": {read: func(h *Handler, r *optionReader) error {
 		var s string
 		if err := r.set("log_allowed").one(&s); err != nil {
@@ -452,40 +489,12 @@ var caddyfileOptions = map[string]caddyfileOption{
 		h.LogAllowed = f
 		return nil
 	}},
-	"log_repeats": {read: func(h *Handler, r *optionReader) error {
-		var s string
-		if err := r.set("log_repeats").one(&s); err != nil {
-			return err
-		}
-		d, err := r.duration(s)
-		h.LogRepeats = &d
-		return err
-	}},
-	"x_robots_tag": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		args, err := r.args(2, -1, "<pattern> [<agent>:] <directive...>")
-		if err != nil {
-			return err
-		}
-		rule := IndexRule{Pattern: args[0]}
-		rest := args[1:]
-		if a, ok := strings.CutSuffix(rest[0], ":"); ok && len(rest) > 1 {
-			rule.Agent, rest = a, rest[1:]
-		}
-		rule.Directives = rest
-		h.XRobotsTags = append(h.XRobotsTags, rule)
-		r.set(fmt.Sprintf("x_robots_tags[%d]", len(h.XRobotsTags)-1))
-		return nil
-	}},
+	"log_repeats": fieldOption("log_repeats", func(h *Handler) **caddy.Duration { return &h.LogRepeats }),
+	"x_robots_tag": appendOption("x_robots_tags", "<pattern> [<agent>:] <directive...>", 2, policy.IndexRuleOf,
+		func(h *Handler) *[]policy.IndexRule { return &h.XRobotsTags }),
 	"content_usage": fieldOption("content_usage", func(h *Handler) *string { return &h.ContentUsage }),
-	"content_usage_header": {repeatable: true, read: func(h *Handler, r *optionReader) error {
-		args, err := r.args(2, -1, "<pattern> <preferences...>")
-		if err != nil {
-			return err
-		}
-		h.ContentUsageHeaders = append(h.ContentUsageHeaders, UsageHeader{Pattern: args[0], Preferences: strings.Join(args[1:], " ")})
-		r.set(fmt.Sprintf("content_usage_headers[%d]", len(h.ContentUsageHeaders)-1))
-		return nil
-	}},
+	"content_usage_header": appendOption("content_usage_headers", "<pattern> <preferences...>", 2, policy.UsageHeaderOf,
+		func(h *Handler) *[]policy.UsageHeader { return &h.ContentUsageHeaders }),
 	"canonical":                 fieldOption("canonical", func(h *Handler) *string { return &h.Canonical }),
 	"canonical_redirect_humans": fieldOption("canonical_redirect_humans", func(h *Handler) *bool { return &h.CanonicalRedirectHumans }),
 	"ja4":                       fieldOption("ja4", func(h *Handler) *string { return &h.JA4 }),
@@ -698,25 +707,6 @@ func (r *optionReader) size(to *int) error {
 		return r.errf("%v", err)
 	}
 	*to = n
-	return nil
-}
-
-// statusBody reads "<status> [<body>]".
-func (r *optionReader) statusBody(status *int, body *string, path string) error {
-	args, err := r.args(1, 2, "<status> [<body>]")
-	if err != nil {
-		return err
-	}
-	if *status, err = r.atoi(args[0]); err != nil {
-		return err
-	}
-	if *status == 0 {
-		return r.errf("0 is not an error status (400-599)")
-	}
-	r.set(path)
-	if len(args) == 2 {
-		*body = args[1]
-	}
 	return nil
 }
 

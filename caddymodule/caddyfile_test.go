@@ -16,6 +16,7 @@ import (
 	// The standard modules, for adapting whole Caddyfiles.
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
+	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -109,7 +110,7 @@ func TestCaddyfileOptions(t *testing.T) {
 		MaxClients: 5000, MaxBlocks: 800, StateTTL: caddy.Duration(2 * time.Hour), UACache: 1 << 20, Zone: "shop",
 		DenyStatus: 404, DenyBody: "Not here", ThrottleStatus: 503,
 		LogAllowed: 0.01,
-		XRobotsTags: []IndexRule{
+		XRobotsTags: []policy.IndexRule{
 			{Pattern: "/reports/*.pdf$", Directives: []string{"noindex", "nofollow"}},
 			{Pattern: "/images/", Agent: "googlebot", Directives: []string{"noimageindex", "max-image-preview:none"}},
 		},

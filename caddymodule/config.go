@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -96,7 +95,7 @@ func (h *Handler) check() (*settings, error) {
 		IPv4Prefix: h.IPv4Prefix, IPv6Prefix: h.IPv6Prefix,
 		CrawlerShare: h.CrawlerShare, CrawlerIPv4Prefix: h.CrawlerIPv4Prefix, CrawlerIPv6Prefix: h.CrawlerIPv6Prefix,
 		Window: time.Duration(h.Window), Cooldown: time.Duration(h.Cooldown),
-		MaxCooldown: time.Duration(h.MaxCooldown), Tarpit: time.Duration(h.Tarpit),
+		MaxCooldown: time.Duration(h.MaxCooldown), Tarpit: time.Duration(h.Tarpit), TarpitMax: h.TarpitMax,
 		EscalateVerifiedSearch: h.EscalateVerifiedSearch, AllowBadAgents: h.AllowBadAgents,
 		AllowImpostors: h.AllowImpostors,
 		AllowIPs:       h.AllowIPs, AllowTokens: h.AllowTokens, ContentUsage: h.ContentUsage,
@@ -107,7 +106,7 @@ func (h *Handler) check() (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.engine = cfg
+	s.engine, h.TarpitMax = cfg, cfg.TarpitMax // its default written back, as the others
 	if h.Mode == "" {
 		h.Mode = "enforce"
 	}
@@ -119,12 +118,6 @@ func (h *Handler) check() (*settings, error) {
 	h.serve = h.ServeRobots == nil || *h.ServeRobots
 	if err := field.Each("sitemaps", h.Sitemaps, policy.CheckSitemap); err != nil {
 		return nil, err
-	}
-	if h.TarpitMax < 0 {
-		return nil, field.Wrap("tarpit_max", field.AtLeast(1, h.TarpitMax))
-	}
-	if h.Tarpit > 0 && h.TarpitMax == 0 {
-		h.TarpitMax = 100
 	}
 	if h.Verify == nil || !h.Verify.Disabled {
 		opts, ranges, err := verifierOptions(h.Verify, h.Bots)
@@ -153,19 +146,11 @@ func (h *Handler) check() (*settings, error) {
 	if s.logRepeats, err = report.CheckLogSettings(h.LogAllowed, (*time.Duration)(h.LogRepeats)); err != nil {
 		return nil, err
 	}
-	for i, r := range h.XRobotsTags {
-		c, err := policy.CompileRobotsTagRule(r.Pattern, r.Agent, r.Directives)
-		if err != nil {
-			return nil, field.Wrap(fmt.Sprintf("x_robots_tags[%d]", i), err)
-		}
-		s.index = append(s.index, c)
+	if s.index, err = field.Map("x_robots_tags", h.XRobotsTags, policy.IndexRule.Compile); err != nil {
+		return nil, err
 	}
-	for i, u := range h.ContentUsageHeaders {
-		c, err := policy.CompileUsageRule(u.Pattern, u.Preferences)
-		if err != nil {
-			return nil, field.Wrap(fmt.Sprintf("content_usage_headers[%d]", i), err)
-		}
-		s.usage = append(s.usage, c)
+	if s.usage, err = field.Map("content_usage_headers", h.ContentUsageHeaders, policy.UsageHeader.Compile); err != nil {
+		return nil, err
 	}
 	switch h.Canonical {
 	case "":

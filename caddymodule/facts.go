@@ -14,8 +14,8 @@ import (
 // facts returns what only Caddy knows of r (enforce.Facts), which
 // enforce.Reader.Read reads the request with: the client IP after
 // trusted_proxies, the target as the client sent it, the scheme and how
-// the client saw the site, and the TLS and QUIC fingerprints
-// (tlsfingerprint.go, quic.go).
+// the client saw the site, and the TLS, QUIC and framing fingerprints
+// (tlsfingerprint.go, wrappers.go).
 //
 // The origin is HTTPS when Caddy terminated TLS; plain HTTP otherwise,
 // even to a Host of localhost, which a proxy in front may send for a
@@ -24,13 +24,14 @@ import (
 //
 // vars are the request's variables (caddyhttp.VarsCtxKey), looked up once
 // per request: the client IP and whether it came through a trusted proxy
-// are there, and the placeholders go there (observe).
-func (h *Handler) facts(r *http.Request, vars map[string]any) enforce.Facts {
+// are there, and the placeholders go there (observe). w is the response's
+// writer: over HTTP/3 the connection's SETTINGS are read through it.
+func (h *Handler) facts(w http.ResponseWriter, r *http.Request, vars map[string]any) enforce.Facts {
 	f := enforce.Facts{ClientIP: clientIPIn(r, vars), URI: requestURI(r), Scheme: "http", Origin: evidence.Insecure}
 	if r.TLS != nil {
 		f.Scheme, f.Origin = "https", evidence.Secure
 	}
-	h.requestTLSIn(r, vars, &f)
+	h.requestTLSIn(w, r, vars, &f)
 	return f
 }
 

@@ -338,7 +338,7 @@ type Handler struct {
 
 	// XRobotsTags add X-Robots-Tag headers to matching responses, HTML or
 	// not, merged with the backend's own. Default: none.
-	XRobotsTags []IndexRule `json:"x_robots_tags,omitempty"`
+	XRobotsTags []policy.IndexRule `json:"x_robots_tags,omitempty"`
 
 	// ContentUsage is what becomes of a bot whose purpose (from the bot
 	// database: train-ai, search, ai-input, user-triggered) the robots.txt's
@@ -351,7 +351,7 @@ type Handler struct {
 
 	// ContentUsageHeaders add a Content-Usage header (AIPREF) to matching
 	// responses, merged with the backend's own ("no" wins). Default: none.
-	ContentUsageHeaders []UsageHeader `json:"content_usage_headers,omitempty"`
+	ContentUsageHeaders []policy.UsageHeader `json:"content_usage_headers,omitempty"`
 
 	// Canonical applies the robots.txt's canonicalisation fields
 	// (QueryParam, Domain, IndexPage): "redirect" (default) answers a bot's
@@ -528,7 +528,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	watchCtx, cancel := context.WithCancel(ctx)
 	h.cancel = cancel
 	if h.Tarpit > 0 {
-		h.tarpit = enforce.NewHolder(h.TarpitMax, watchCtx.Done(), h.metrics.Tarpit)
+		h.tarpit = enforce.NewHolder(set.engine.TarpitMax, watchCtx.Done(), h.metrics.Tarpit)
 	}
 	if set.fetcher != nil {
 		// A URL: fetched now and every robots_refresh (package source).
@@ -549,7 +549,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	go h.shared.store.SweepEvery(watchCtx, time.Minute, fleet, func(tracked, blocked int) { h.metrics.SetTracked(h.Zone, tracked, blocked) })
 	h.fingerprintHandshakes(ctx) // tlsfingerprint.go
-	h.checkQUIC(ctx)             // quic.go
+	h.checkWrappers(ctx)         // wrappers.go
 	h.decisions = report.NewDecisionLog(watchCtx, ctx.Logger(), report.DecisionLogOptions{Zone: h.Zone, Repeats: set.logRepeats, ClientPrefix: h.engine.ClientPrefix})
 	return nil
 }
@@ -608,7 +608,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	snap := h.source.Snapshot()
 	vars := varsOf(r)
-	f := h.facts(r, vars)
+	f := h.facts(w, r, vars)
 	var rd enforce.Reading
 	if err := h.reader.Read(r, &f, snap.Policy, &rd); err != nil {
 		// No client sends a fragment; servers read "/#/../x" as "/x".
@@ -635,13 +635,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		return next.ServeHTTP(w, r)
 	}
-	if rd.Canonical != "" {
-		w.Header().Set("Link", "<"+rd.Canonical+">; rel=\"canonical\"")
-		human := req.UA.Class == uaclass.Browser
-		if rd.NonCanonical && h.Canonical != "header" && (!human || h.CanonicalRedirectHumans) && getOrHead && !d.FeedOnly() {
-			enforce.Redirect(w, r, rd.Canonical)
-			return nil
-		}
+	if enforce.Canonicalize(w, r, &rd, &d, h.Canonical != "header", h.CanonicalRedirectHumans) {
+		return nil // a bot redirected to the canonical URL
 	}
 	var gate *enforce.FeedGate
 	if d.FeedOnly() {

@@ -64,9 +64,10 @@ func fetch(t *testing.T, tester *caddytest.Tester, base, path string, h http.Hea
 
 // TestIntegrationPosers: over HTTPS, a Go client with Chrome's User-Agent
 // and no Sec-Fetch-* is a poser from its first request: refused the
-// disallowed path with the rule and the evidence (its TLS stack and
-// headers) named, and throttled under Crawl-delay; with a browser's Fetch
-// Metadata and client hints too, it is refused for its TLS stack alone.
+// disallowed path with the rule and the evidence (its TLS stack, headers
+// and HTTP/2 framing: the directive adds the listener wrapper) named, and
+// throttled under Crawl-delay; with a browser's Fetch Metadata and client
+// hints too, it is refused for its TLS stack and framing alone.
 // Over plain HTTP, where browsers send no Fetch Metadata and there is no
 // handshake, neither is caught: the disallowed path and a burst are served.
 // The metrics count the poser's decisions under class poser. With posers
@@ -84,8 +85,8 @@ func TestIntegrationPosers(t *testing.T) {
 	if got := resp.Header.Get("X-Robots-Guard"); got != "disallowed" {
 		t.Errorf("X-Robots-Guard %q, want disallowed", got)
 	}
-	if got := resp.Header.Get("X-Robots-Guard-Evidence"); got != "tls,sec-fetch" {
-		t.Errorf("X-Robots-Guard-Evidence %q, want tls,sec-fetch", got)
+	if got := resp.Header.Get("X-Robots-Guard-Evidence"); got != "tls,sec-fetch,framing" {
+		t.Errorf("X-Robots-Guard-Evidence %q, want tls,sec-fetch,framing", got)
 	}
 	if got := resp.Header.Get("X-Robots-Guard-Rule"); got != "robots.txt line 6: Disallow: /private/" {
 		t.Errorf("X-Robots-Guard-Rule %q", got)
@@ -94,7 +95,7 @@ func TestIntegrationPosers(t *testing.T) {
 	for range 6 {
 		if resp, _ := fetch(t, tester, https, "/about.html", library); resp.StatusCode == 429 {
 			throttled++
-			if resp.Header.Get("Retry-After") == "" || resp.Header.Get("X-Robots-Guard-Evidence") != "tls,sec-fetch" {
+			if resp.Header.Get("Retry-After") == "" || resp.Header.Get("X-Robots-Guard-Evidence") != "tls,sec-fetch,framing" {
 				t.Errorf("a poser's 429: Retry-After %q, evidence %q", resp.Header.Get("Retry-After"), resp.Header.Get("X-Robots-Guard-Evidence"))
 			}
 		}
@@ -110,8 +111,8 @@ func TestIntegrationPosers(t *testing.T) {
 	// Go's TLS stack gives it away, whatever headers it copies.
 	resp, body = fetch(t, tester, https, "/private/report.html", browser)
 	expectStatus(t, "a Go client with a browser's headers", resp, body, 403)
-	if got := resp.Header.Get("X-Robots-Guard-Evidence"); got != "tls" {
-		t.Errorf("a Go client with a browser's headers: X-Robots-Guard-Evidence %q, want tls", got)
+	if got := resp.Header.Get("X-Robots-Guard-Evidence"); got != "tls,framing" {
+		t.Errorf("a Go client with a browser's headers: X-Robots-Guard-Evidence %q, want tls,framing", got)
 	}
 	// Over plain HTTP nothing shows: the headers are a browser's.
 	for _, path := range []string{"/private/report.html", "/a", "/b", "/c", "/d", "/e", "/f"} {

@@ -57,8 +57,9 @@ func selfSigned(t *testing.T) tls.Certificate {
 // gets its connection's fingerprint, known as quic-go's, and the JA4 and
 // TLS family (Go's) of that connection's own hello; with a Chrome
 // navigation's headers both are decisive evidence against its Chrome
-// claim ("tls,quic"); with quic off, the hello's family still is ("tls").
-// Reading them costs no allocation.
+// claim, and so is its HTTP/3 SETTINGS' framing ("tls,quic,framing");
+// with quic off, the hello's family and the framing still are
+// ("tls,framing"). Reading them costs no allocation.
 func TestRequestQUIC(t *testing.T) {
 	cert := selfSigned(t)
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -78,10 +79,10 @@ func TestRequestQUIC(t *testing.T) {
 			h = off
 		}
 		var s seen
-		h.requestTLS(r, &s.facts)
+		h.requestTLS(w, r, &s.facts)
 		s.v = evidence.Judge(evidence.ParseClaim(r.UserAgent()), r.Method, r.Header, s.facts.TLS, evidence.Secure)
 		var f enforce.Facts
-		s.allocs = testing.AllocsPerRun(100, func() { h.requestTLS(r, &f) })
+		s.allocs = testing.AllocsPerRun(100, func() { h.requestTLS(w, r, &f) })
 		got <- s
 	}), TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}})}
 	go srv.Serve((&QUICWrapper{}).WrapPacketConn(udp))
@@ -101,8 +102,9 @@ func TestRequestQUIC(t *testing.T) {
 			f.TLS.Family != "go" || f.TLS.Browser || !f.TLS.Known {
 			t.Errorf("request %d: QUIC %q, stack %+v, JA4 %q", i, f.QUIC, f.TLS, f.JA4)
 		}
-		if s.v.Evidence != evidence.QUICStack|evidence.TLSStack || !strings.Contains(s.v.Reason(), "quic: its QUIC transport parameters are quic-go's") {
-			t.Errorf("request %d: verdict %v (%s), want tls,quic", i, s.v.Evidence, s.v.Reason())
+		if s.v.Evidence != evidence.QUICStack|evidence.TLSStack|evidence.FramingStack || !strings.Contains(s.v.Reason(), "quic: its QUIC transport parameters are quic-go's") ||
+			!strings.Contains(s.v.Reason(), "framing: its HTTP framing is quic-go's") || !strings.HasPrefix(s.facts.Framing, "h3:") {
+			t.Errorf("request %d: verdict %v (%s), framing %q; want tls,quic,framing", i, s.v.Evidence, s.v.Reason(), s.facts.Framing)
 		}
 		if s.allocs != 0 {
 			t.Errorf("request %d: requestTLS over HTTP/3, %v allocations", i, s.allocs)
@@ -115,8 +117,8 @@ func TestRequestQUIC(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	if s := <-got; s.facts.QUIC != "" || s.facts.TLS.QUIC.Known || s.facts.TLS.Family != "go" || s.v.Evidence != evidence.TLSStack {
-		t.Errorf("quic off: QUIC %q, stack %+v, evidence %v; want no QUIC, Go's TLS, tls", s.facts.QUIC, s.facts.TLS, s.v.Evidence)
+	if s := <-got; s.facts.QUIC != "" || s.facts.TLS.QUIC.Known || s.facts.TLS.Family != "go" || s.v.Evidence != evidence.TLSStack|evidence.FramingStack {
+		t.Errorf("quic off: QUIC %q, stack %+v, evidence %v; want no QUIC, Go's TLS, tls,framing", s.facts.QUIC, s.facts.TLS, s.v.Evidence)
 	}
 }
 
@@ -177,11 +179,12 @@ func TestCaddyfileQUICWrapper(t *testing.T) {
 // its site block (the wrapper added by the directive): quic-go's HTTP/3
 // client with a desktop Chrome User-Agent and Chrome's navigation
 // headers is refused the disallowed page from its first request with the
-// evidence "tls,quic" (its hello is Go's family, its transport parameters
-// quic-go's), and the decision log and {http.robots_guard.quic} show its
+// evidence "tls,quic,framing" (its hello is Go's family, its transport
+// parameters and HTTP/3 SETTINGS quic-go's), and the decision log and {http.robots_guard.quic} show its
 // fingerprint; a robots_guard inside a route, on a server without the
 // wrapper, says so once at start-up, and there the connection's own hello
-// (the matcher's JA4 and family) still refuses it with "tls".
+// (the matcher's JA4 and family) and its SETTINGS, which need no wrapper,
+// still refuse it with "tls,framing".
 func TestIntegrationQUIC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Caddy")
@@ -233,12 +236,12 @@ https://localhost:%d {
 		return resp
 	}
 	resp := get(9643, "/private/report.html")
-	if resp.StatusCode != 403 || resp.Proto != "HTTP/3.0" || resp.Header.Get("X-Robots-Guard") != "disallowed" || resp.Header.Get("X-Robots-Guard-Evidence") != "tls,quic" ||
+	if resp.StatusCode != 403 || resp.Proto != "HTTP/3.0" || resp.Header.Get("X-Robots-Guard") != "disallowed" || resp.Header.Get("X-Robots-Guard-Evidence") != "tls,quic,framing" ||
 		resp.Header.Get("X-QUIC") != "[q1_g.5.6.7.4.8.9.1.3.b.e.f]" {
-		t.Errorf("quic-go as Chrome over HTTP/3: %d over %s, X-Robots-Guard %q, evidence %q, X-QUIC %q; want 403 disallowed, evidence tls,quic",
+		t.Errorf("quic-go as Chrome over HTTP/3: %d over %s, X-Robots-Guard %q, evidence %q, X-QUIC %q; want 403 disallowed, evidence tls,quic,framing",
 			resp.StatusCode, resp.Proto, resp.Header.Get("X-Robots-Guard"), resp.Header.Get("X-Robots-Guard-Evidence"), resp.Header.Get("X-QUIC"))
 	}
-	if e := lastDecision(t, decisions); e.QUIC != "q1_g.5.6.7.4.8.9.1.3.b.e.f" || e.Class != "poser" || e.Evidence != "tls,quic" || !strings.HasPrefix(e.JA4, "q13") ||
+	if e := lastDecision(t, decisions); e.QUIC != "q1_g.5.6.7.4.8.9.1.3.b.e.f" || e.Class != "poser" || e.Evidence != "tls,quic,framing" || !strings.HasPrefix(e.JA4, "q13") ||
 		!strings.Contains(e.EvidenceReason, "quic-go") {
 		t.Errorf("decision: quic %q class %q evidence %q (%s) ja4 %q", e.QUIC, e.Class, e.Evidence, e.EvidenceReason, e.JA4)
 	}
@@ -258,8 +261,8 @@ https://localhost:%d {
 	if resp := get(9644, "/p.html"); resp.StatusCode != 200 || resp.Header.Get("X-QUIC") != "[]" || !strings.HasPrefix(resp.Header.Get("X-JA4"), "[q13d") {
 		t.Errorf("without the wrapper: %d, X-QUIC %q, X-JA4 %q; want 200, no QUIC fingerprint, a QUIC JA4", resp.StatusCode, resp.Header.Get("X-QUIC"), resp.Header.Get("X-JA4"))
 	}
-	if resp := get(9644, "/private/report.html"); resp.StatusCode != 403 || resp.Header.Get("X-Robots-Guard-Evidence") != "tls" || resp.Header.Get("X-QUIC") != "[]" {
-		t.Errorf("without the wrapper, the disallowed page: %d, evidence %q, X-QUIC %q; want 403, tls (Go's hello), no QUIC fingerprint",
+	if resp := get(9644, "/private/report.html"); resp.StatusCode != 403 || resp.Header.Get("X-Robots-Guard-Evidence") != "tls,framing" || resp.Header.Get("X-QUIC") != "[]" {
+		t.Errorf("without the wrapper, the disallowed page: %d, evidence %q, X-QUIC %q; want 403, tls,framing (Go's hello, quic-go's SETTINGS), no QUIC fingerprint",
 			resp.StatusCode, resp.Header.Get("X-Robots-Guard-Evidence"), resp.Header.Get("X-QUIC"))
 	}
 }

@@ -120,7 +120,7 @@ func BenchmarkRefusal(b *testing.B) {
 	r := requests(false)[0]
 	r = r.WithContext(context.WithValue(r.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
 	snap := h.source.Snapshot()
-	f := h.facts(r, varsOf(r))
+	f := h.facts(nil, r, varsOf(r))
 	var rd enforce.Reading
 	if err := h.reader.Read(r, &f, snap.Policy, &rd); err != nil {
 		b.Fatal(err)
@@ -136,7 +136,7 @@ func BenchmarkRefusal(b *testing.B) {
 	b.Run("piece=read", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			f := h.facts(r, varsOf(r))
+			f := h.facts(nil, r, varsOf(r))
 			var rd enforce.Reading
 			_ = h.reader.Read(r, &f, snap.Policy, &rd)
 		}

@@ -412,7 +412,7 @@ func TestLogRepeatsNoAlloc(t *testing.T) {
 	ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: "192.0.2.1"})
 	r = r.WithContext(ctx)
 	snap := h.source.Snapshot()
-	f := h.facts(r, varsOf(r))
+	f := h.facts(nil, r, varsOf(r))
 	var rd enforce.Reading
 	err := h.reader.Read(r, &f, snap.Policy, &rd)
 	d := h.engine.Decide(&rd.Request, snap.Policy)

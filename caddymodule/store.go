@@ -18,6 +18,7 @@ import (
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/enforce/redisstore"
 	"github.com/robotsguard/robotsguard/internal/field"
+	"github.com/robotsguard/robotsguard/review"
 )
 
 func init() {
@@ -298,9 +299,9 @@ func readStore(h *Handler, r *optionReader) error {
 	return nil
 }
 
-// fleetOf returns a Redis store of the zone in use, or nil.
-func fleetOf(zone string) *redisstore.Store {
-	var found *redisstore.Store
+// fleetOf returns the Redis store of the zone in use, or nil.
+func fleetOf(zone string) review.Fleet {
+	var found review.Fleet
 	fleetStores.Range(func(_, value any) bool {
 		if p, ok := value.(*pooledStore); ok && p.zone == zone {
 			found = p.store
@@ -309,16 +310,6 @@ func fleetOf(zone string) *redisstore.Store {
 		return true
 	})
 	return found
-}
-
-// zoneBlocked lists the blocks in force in a zone: fleet-wide from Redis
-// when the zone has a Redis store that answers, else the in-process
-// store's (which decides while Redis cannot be reached).
-func zoneBlocked(zone string, s *sharedState, now time.Time) ([]enforce.BlockedClient, error) {
-	if f := fleetOf(zone); f != nil && f.Up() {
-		return f.Blocked(now)
-	}
-	return s.store.Blocked(now), nil
 }
 
 // redisLog sends go-redis's own messages (failed dials while Redis is

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/robotsguard/robotsguard/enforce"
+	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/tlsprint"
 )
 
@@ -40,7 +41,7 @@ func (JA4Matcher) CaddyModule() caddy.ModuleInfo {
 }
 
 // Match records the hello's JA4 and its stack's family and matches. A
-// QUIC hello's are kept for its connection too (quic.go), where its
+// QUIC hello's are kept for its connection too (wrappers.go), where its
 // requests find them.
 func (JA4Matcher) Match(hello *tls.ClientHelloInfo) bool {
 	ja4, stack := handshakes.Record(hello)
@@ -84,18 +85,24 @@ func (h *Handler) fingerprintHandshakes(ctx caddy.Context) {
 // (none without that option: the connection's handshake is the proxy's).
 // Over HTTP/1.1 and HTTP/2, from what the matcher recorded for the
 // connection's address and port. Over HTTP/3, from the request's own
-// connection (quic.go): the hello the QUIC wrapper read, or without it
+// connection (wrappers.go): the hello the QUIC wrapper read, or without it
 // the JA4 and family the matcher read, which no one's spoofed Initials can
-// replace, as they could a record by address. It allocates nothing.
-func (h *Handler) requestTLS(r *http.Request, f *enforce.Facts) { h.requestTLSIn(r, varsOf(r), f) }
+// replace, as they could a record by address. Over TLS, the framing of
+// the connection too (wrappers.go; over HTTP/3 its SETTINGS, through w).
+// It allocates nothing once the connection's first request was read.
+func (h *Handler) requestTLS(w http.ResponseWriter, r *http.Request, f *enforce.Facts) {
+	h.requestTLSIn(w, r, varsOf(r), f)
+}
 
 // requestTLSIn is requestTLS with the request's variables, vars (facts
 // looks them up once per request).
-func (h *Handler) requestTLSIn(r *http.Request, vars map[string]any, f *enforce.Facts) {
+func (h *Handler) requestTLSIn(w http.ResponseWriter, r *http.Request, vars map[string]any, f *enforce.Facts) {
 	switch trusted, _ := vars[caddyhttp.TrustedProxyVarKey].(bool); {
 	case trusted:
 		h.prints.Proxied(f, r.Header)
+		return
 	case r.TLS == nil:
+		return
 	case r.ProtoMajor == 3:
 		a, _ := r.Context().Value(http3.RemoteAddrContextKey).(net.Addr)
 		h.prints.QUICConn(f, initials.Get(a))
@@ -103,6 +110,8 @@ func (h *Handler) requestTLSIn(r *http.Request, vars map[string]any, f *enforce.
 		ja4, s := handshakes.Get(r.RemoteAddr, false)
 		h.prints.Conn(f, ja4, s)
 	}
+	p := framedConns.Request(w, r)
+	f.Framing, f.TLS.Framing = p.Text, evidence.Framing(p.Stack)
 }
 
 // Interface guards

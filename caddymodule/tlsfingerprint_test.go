@@ -190,14 +190,14 @@ func TestRequestTLSAllocs(t *testing.T) {
 	r.RemoteAddr = "192.0.2.7:40000"
 	handshakes.Record(&tls.ClientHelloInfo{Conn: fakeConn{"192.0.2.7:40000"}, SupportedVersions: []uint16{tls.VersionTLS13}, CipherSuites: []uint16{tls.TLS_AES_128_GCM_SHA256}})
 	var f enforce.Facts
-	if h.requestTLS(r, &f); !tlsprint.Valid(f.JA4) {
+	if h.requestTLS(nil, r, &f); !tlsprint.Valid(f.JA4) {
 		t.Fatalf("requestTLS: %q, want the recorded JA4", f.JA4)
 	}
-	if n := testing.AllocsPerRun(1000, func() { h.requestTLS(r, &f) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { h.requestTLS(nil, r, &f) }); n != 0 {
 		t.Errorf("requestTLS: %v allocations", n)
 	}
 	h.prints.NoJA4, f = true, enforce.Facts{}
-	if h.requestTLS(r, &f); f.JA4 != "" {
+	if h.requestTLS(nil, r, &f); f.JA4 != "" {
 		t.Errorf("ja4 off: %q", f.JA4)
 	}
 }
@@ -227,6 +227,6 @@ func BenchmarkRequestTLS(b *testing.B) {
 	var f enforce.Facts
 	b.ReportAllocs()
 	for b.Loop() {
-		h.requestTLS(r, &f)
+		h.requestTLS(nil, r, &f)
 	}
 }

@@ -74,7 +74,7 @@ func TestUsageRefusalHeaders(t *testing.T) {
 // it states more permissively gets a last line that overrides it, and one
 // it refuses stays refused.
 func TestContentUsageHeader(t *testing.T) {
-	h := &Handler{Zone: "usage-header", Verify: &VerifyConfig{Disabled: true}, ContentUsageHeaders: []UsageHeader{
+	h := &Handler{Zone: "usage-header", Verify: &VerifyConfig{Disabled: true}, ContentUsageHeaders: []policy.UsageHeader{
 		{Pattern: "/", Preferences: "search=y"},
 		{Pattern: "/blog/", Preferences: "train-ai=n"},
 		{Pattern: "/*.pdf$", Preferences: "train-ai=y, search=n"},

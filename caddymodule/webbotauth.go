@@ -91,12 +91,8 @@ var webBotAuthOption = caddyfileOption{read: func(h *Handler, r *optionReader) e
 var webBotAuthOptions = map[string]caddyfileOption{
 	"trusted_agent": mapOption("web_bot_auth.trusted_agents", "<agent-url> <jwks-file>", "%s is already pinned", nil, plainArg,
 		func(h *Handler) *map[string]string { return &h.WebBotAuth.TrustedAgents }),
-	"fetch_directories": {read: func(h *Handler, r *optionReader) error {
-		on, err := r.set("web_bot_auth.fetch_directories").onOff()
-		h.WebBotAuth.FetchDirectories = &on
-		return err
-	}},
-	"max_validity": fieldOption("web_bot_auth.max_validity", func(h *Handler) *caddy.Duration { return &h.WebBotAuth.MaxValidity }),
-	"clock_skew":   fieldOption("web_bot_auth.clock_skew", func(h *Handler) *caddy.Duration { return &h.WebBotAuth.ClockSkew }),
-	"nonce_cache":  fieldOption("web_bot_auth.nonce_cache", func(h *Handler) *int { return &h.WebBotAuth.NonceCache }),
+	"fetch_directories": fieldOption("web_bot_auth.fetch_directories", func(h *Handler) **bool { return &h.WebBotAuth.FetchDirectories }),
+	"max_validity":      fieldOption("web_bot_auth.max_validity", func(h *Handler) *caddy.Duration { return &h.WebBotAuth.MaxValidity }),
+	"clock_skew":        fieldOption("web_bot_auth.clock_skew", func(h *Handler) *caddy.Duration { return &h.WebBotAuth.ClockSkew }),
+	"nonce_cache":       fieldOption("web_bot_auth.nonce_cache", func(h *Handler) *int { return &h.WebBotAuth.NonceCache }),
 }

@@ -169,6 +169,7 @@ func Doctor(ctx context.Context, env *Caddy, file, adapter string, logs []string
 		d.checkSite(ctx, g)
 	}
 	d.checkProxies(guards, append(accessLogs(cfg), logs...))
+	d.checkWrappers(guards, intOf(dig(cfg, "apps", "http", "http_port")), intOf(dig(cfg, "apps", "http", "https_port"))) // doctorwrappers.go
 	if d.problems == 0 {
 		fmt.Fprintf(out, "\nall good: %s checked; bots are refused where robots.txt disallows, browsers are served\n", report.Plural(len(guards), "site"))
 	} else {

@@ -203,7 +203,7 @@ func (d *doctor) startMessages(ctx context.Context, guards []*guardSite) []*logL
 	}
 	var out []*logLine
 	for i, e := range msgs {
-		if (e.Level == "warn" || e.Level == "error") && !good(i) {
+		if (e.Level == "warn" || e.Level == "error") && !good(i) && e.Msg != FramingOff && e.Msg != QUICOff { // checkWrappers says them
 			out = append(out, e)
 		}
 	}

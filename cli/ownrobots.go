@@ -87,9 +87,10 @@ func ownRobots(ctx context.Context, env *Caddy, file, adapter, site, host string
 }
 
 // moveServers puts every server of the config on a free loopback port,
-// plain HTTP without TLS connection policies or listener wrappers, as the
-// doctor runs a config, and points the loopback upstreams and URLs that
-// led to a server at its new port. It returns the ports by server name.
+// plain HTTP without TLS connection policies or listener and packet conn
+// wrappers, as the doctor runs a config, and points the loopback upstreams
+// and URLs that led to a server at its new port. It returns the ports by
+// server name.
 func moveServers(srvs []*server) (map[string]int, error) {
 	moved, ports := map[int]int{}, map[string]int{}
 	for _, s := range srvs {
@@ -108,6 +109,7 @@ func moveServers(srvs []*server) (map[string]int, error) {
 		s.raw["automatic_https"] = map[string]any{"disable": true}
 		delete(s.raw, "tls_connection_policies")
 		delete(s.raw, "listener_wrappers")
+		delete(s.raw, "packet_conn_wrappers")
 	}
 	for _, s := range srvs {
 		for k, v := range s.raw {

@@ -77,23 +77,23 @@ func (s BehaviourSettings) check() (behaviour.Config, error) {
 // ReadBehaviour reads what the behaviour evidence needs of a request
 // whose User-Agent claims a browser (ua, after [Engine.Judge]): its Fetch
 // Metadata, only for a document (one request in a page's dozens), and
-// whether its TLS handshake (t) is an engine's that sends Sec-Fetch-User.
+// whether its TLS handshake (f.TLS) is an engine's that sends Sec-Fetch-User.
 // ok is false when the claim is not judged (behaviour or posers off, a
 // claim Judge does not judge, an allowed fingerprint, a poser) or the
 // request has no Fetch Metadata. [Reader.Read]
 // calls it; [Engine.Decide] judges what the client did. It allocates
 // nothing.
-func (e *Engine) ReadBehaviour(ua *uaclass.Result, ja4 string, h http.Header, t evidence.TLS) (b behaviour.Request, ok bool) {
-	if e.behaviours == nil || ua.Class != uaclass.Browser || !ua.Claim.Judged() || ja4 != "" && e.allowJA4[ja4] {
+func (e *Engine) ReadBehaviour(ua *uaclass.Result, f *Facts, h http.Header) (b behaviour.Request, ok bool) {
+	if e.behaviours == nil || ua.Class != uaclass.Browser || !ua.Claim.Judged() || e.allowedPrint(f) {
 		return b, false
 	}
-	if b.Dest = first(h["Sec-Fetch-Dest"]); b.Dest != "document" {
+	if b.Dest = header(h, "Sec-Fetch-Dest"); b.Dest != "document" {
 		// A page's subresources, or no Fetch Metadata (plain HTTP, where
 		// browsers send none): only navigations count, and only they are
 		// held.
 		return b, false
 	}
-	b.Mode, b.Site, b.User = first(h["Sec-Fetch-Mode"]), first(h["Sec-Fetch-Site"]), first(h["Sec-Fetch-User"])
+	b.Mode, b.Site, b.User = header(h, "Sec-Fetch-Mode"), header(h, "Sec-Fetch-Site"), header(h, "Sec-Fetch-User")
 	if b.Mode != "navigate" || b.Site == "cross-site" || b.Site != "none" && b.User == "?1" {
 		// No navigation, or one a page led to with a gesture (a click, a
 		// link from elsewhere): it can only be counted among the
@@ -102,16 +102,9 @@ func (e *Engine) ReadBehaviour(ua *uaclass.Result, ja4 string, h http.Header, t 
 	}
 	b.Purpose = len(h["Sec-Purpose"]) > 0 || len(h["Purpose"]) > 0 || len(h["X-Moz"]) > 0
 	b.Conditional = len(h["If-None-Match"]) > 0 || len(h["If-Modified-Since"]) > 0
-	eng := t.Engine()
+	eng := f.TLS.Engine()
 	b.Gestures = eng == evidence.Chromium || eng == evidence.Firefox
 	return b, true
-}
-
-func first(v []string) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return v[0]
 }
 
 // behave judges a browser claim by what its client did (see above): it

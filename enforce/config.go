@@ -53,8 +53,9 @@ type Config struct {
 	// while how it speaks is decisive evidence that it is none (see
 	// [Engine.Judge]). Default: [PosersEnforce].
 	Posers PoserMode
-	// AllowFingerprints are JA4 fingerprints whose clients are not judged (a
-	// partner's monitor that sends a browser's User-Agent). Default: none.
+	// AllowFingerprints are JA4 or framing fingerprints (Request.JA4,
+	// Request.Framing) whose clients are not judged (a partner's monitor
+	// that sends a browser's User-Agent). Default: none.
 	AllowFingerprints []string
 	// Behaviour says when a browser claim behaves as a crawler (package
 	// evidence/behaviour; behaviour.go): zero fields take
@@ -112,6 +113,9 @@ type Config struct {
 	// The block that a request causes is still answered at once. Default:
 	// zero, no tarpit.
 	Tarpit time.Duration
+	// TarpitMax bounds how many requests a tarpit holds at once (the
+	// Holder's bound; see [NewHolder]). Default: 100 with a tarpit.
+	TarpitMax int
 
 	// EscalateVerifiedSearch treats verified search crawlers like other
 	// bots. By default they stay on the gentle end of the ladder: their rate

@@ -141,7 +141,7 @@ type Request struct {
 	// signer is trusted: it identifies the client and sets no Signed.
 	Signed bool
 	// CrossSite marks a request a browser made on behalf of another site
-	// (see [CrossSite]): an image, a frame or a link on a page elsewhere.
+	// (see [CrossSiteFetch]): an image, a frame or a link on a page elsewhere.
 	// Anyone can make a visitor's browser fetch any URL, so a trap it hits
 	// is refused but blocks nobody; every other rule applies as usual.
 	CrossSite bool
@@ -168,6 +168,13 @@ type Request struct {
 	// QUIC is the fingerprint of the transport parameters of an HTTP/3
 	// request's connection (tlsprint/quicprint), or "".
 	QUIC string
+	// Framing is the framing fingerprint of the request's connection
+	// (package framing: how its HTTP stack opened it and wrote its first
+	// request), or "", and FramingStack what the framing table says of it
+	// (Facts.TLS.Framing, which [Engine.Judge] held the claim to), which
+	// the metrics count requests by.
+	Framing      string
+	FramingStack evidence.Framing
 	// Evidence is what [Engine.Judge] found against a browser's claim: a
 	// poser's decisive evidence (UA.Class is then uaclass.Poser), or a
 	// mismatch that changed nothing; and what [Engine.Decide] found in

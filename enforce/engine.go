@@ -21,7 +21,7 @@ type Engine struct {
 	blockClass  [16]bool
 	allowTokens map[string]bool
 	classRates  [16]time.Duration
-	allowJA4    map[string]bool
+	allowPrints map[string]bool
 	// behaviours are the behaviour summaries (nil: behaviour off), with
 	// the thresholds of a group and of a client of a group that behaves
 	// as a crawler (behaviour.go).
@@ -55,9 +55,9 @@ func New(cfg Config, store Store) (*Engine, error) {
 	if _, ok := cfg.ClassRates[uaclass.Poser]; !ok {
 		e.classRates[uaclass.Poser] = e.classRates[uaclass.OtherBot]
 	}
-	e.allowJA4 = make(map[string]bool, len(cfg.AllowFingerprints))
+	e.allowPrints = make(map[string]bool, len(cfg.AllowFingerprints))
 	for _, f := range cfg.AllowFingerprints {
-		e.allowJA4[f] = true
+		e.allowPrints[f] = true
 	}
 	for _, t := range cfg.AllowTokens {
 		e.allowTokens[t] = true

@@ -262,9 +262,36 @@ func TestJudgeNoAllocations(t *testing.T) {
 		base := *r
 		if n := testing.AllocsPerRun(100, func() {
 			*r = base
-			r.Evidence, _ = e.Judge(&r.UA, "", "GET", h, evidence.TLS{}, evidence.Secure)
+			r.Evidence, _ = e.Judge(&r.UA, &Facts{Origin: evidence.Secure}, "GET", h)
 		}); n != 0 {
 			t.Errorf("%s: %v allocations", name, n)
 		}
+	}
+}
+
+// TestEvidenceHeaders: the X-Robots-Guard-Evidence value of every set of
+// findings (every code evidence knows, tls to framing-family) is its codes,
+// made once: the second of a kind allocates nothing.
+func TestEvidenceHeaders(t *testing.T) {
+	n := 0
+	for f := range evidence.AllEvidence() {
+		if got := evidenceHeader(f); got == "" || got != f.Code() {
+			t.Errorf("%v: header %q, want %q", uint16(f), got, f.Code())
+		}
+		n++
+	}
+	if n != 12 || evidence.All != 1<<n-1 {
+		t.Errorf("%d findings, All %b", n, evidence.All)
+	}
+	for e := range evidence.All + 1 {
+		if got := evidenceHeader(e); got != e.String() {
+			t.Errorf("%b: %q, want %q", uint16(e), got, e.String())
+		}
+	}
+	if got := evidenceHeader(evidence.All); !strings.Contains(got, "quic-family") || !strings.HasSuffix(got, ",framing,framing-family") {
+		t.Errorf("all findings: %q", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { evidenceHeader(evidence.TLSStack | evidence.FramingStack) }); n != 0 {
+		t.Errorf("%v allocations", n)
 	}
 }

@@ -42,10 +42,14 @@ type Facts struct {
 	// unknown (not HTTP/3, the QUIC wrapper not on the listener, a proxy
 	// in front), which is no evidence.
 	QUIC string
-	// Framing is the fingerprint of how the connection frames HTTP/2 or
-	// HTTP/1.1 (issue 40's listener wrapper, looked up by the request's
-	// RemoteAddr as the TLS handshakes are); "" when unknown, which is no
-	// evidence. Nothing judges it yet.
+	// Framing is the framing fingerprint of the request's connection (how
+	// its HTTP stack opened it and wrote its first request: HTTP/2
+	// SETTINGS, window, priorities and pseudo-header order, HTTP/1.1
+	// header order and case, HTTP/3 SETTINGS; package framing), and
+	// TLS.Framing what the framing table says of its stack; "" and the
+	// zero evidence.Framing when unknown (plain HTTP, the robots_guard
+	// listener wrapper not on the server, a proxy in front), which is no
+	// evidence.
 	Framing string
 }
 
@@ -107,13 +111,14 @@ type Reading struct {
 //     or fails, makes its outcome part of who is asking
 //     (signature.Result.Identify): the class, the verdict, Signed.
 //  3. Evidence judgement: a browser's claim held to how the request
-//     speaks ([Engine.Judge]: headers, TLS, QUIC, origin); decisive evidence
-//     makes the client a poser, with no tokens and no browser's
-//     allowance. BrowserLike and CrossSite follow from the class it ends
-//     with (a poser's request is no browser's fetch for another site).
-//     A claim that stands has what the behaviour evidence reads of it
-//     read ([Engine.ReadBehaviour]); [Engine.Decide] judges it with what
-//     the client did before.
+//     speaks ([Engine.Judge]: headers, TLS, QUIC, framing, origin);
+//     decisive evidence makes the client a poser, with no tokens and no
+//     browser's allowance. BrowserLike and CrossSite follow from the
+//     class it ends with: a poser's request is no browser's fetch for
+//     another site, nor is one whose Fetch Metadata no browser sends
+//     ([CrossSiteFetch]). A claim that stands has what the behaviour
+//     evidence reads of it read ([Engine.ReadBehaviour]); [Engine.Decide]
+//     judges it with what the client did before.
 //  4. Verification: a crawler's claim not settled by a signature is
 //     verified (uaclass.Verifier: published ranges, forward-confirmed
 //     reverse DNS).
@@ -137,14 +142,14 @@ func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading
 		who, verdict, signed = sig.Identify(rd.Classifier, who, verdict)
 	}
 	// 3. Evidence judgement.
-	judged, poser := rd.Engine.Judge(&who, f.JA4, r.Method, r.Header, f.TLS, f.Origin)
+	judged, poser := rd.Engine.Judge(&who, f, r.Method, r.Header)
 	if poser {
 		who = uaclass.Result{Class: uaclass.Poser, Claim: who.Claim}
 	}
-	crossSite := !poser && CrossSite(header(r.Header, "Sec-Fetch-Site"), header(r.Header, "Referer"), r.Host)
+	crossSite := !poser && CrossSiteFetch(r.Header, r.Host)
 	// What the request says of how its client navigates, for the
 	// behaviour evidence that Decide judges over its requests.
-	behaved, behaviourRead := rd.Engine.ReadBehaviour(&who, f.JA4, r.Header, f.TLS)
+	behaved, behaviourRead := rd.Engine.ReadBehaviour(&who, f, r.Header)
 	// 4. Verification.
 	if rd.Verifier != nil && verdict == uaclass.NotClaimed && who.Bot != nil && who.Bot.Verify != "" {
 		verdict = rd.Verifier.Verify(r.Context(), f.ClientIP, who)
@@ -172,21 +177,23 @@ func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading
 	}
 	*out = Reading{
 		Request: Request{
-			IP:          f.ClientIP,
-			UA:          who,
-			Verdict:     verdict,
-			Signed:      signed,
-			CrossSite:   crossSite,
-			Method:      r.Method,
-			Host:        r.Host,
-			Target:      target,
-			Invalid:     invalid,
-			BrowserLike: who.BrowserLike,
-			Dest:        header(r.Header, "Sec-Fetch-Dest"),
-			Accept:      header(r.Header, "Accept"),
-			JA4:         f.JA4,
-			QUIC:        f.QUIC,
-			Evidence:    judged,
+			IP:           f.ClientIP,
+			UA:           who,
+			Verdict:      verdict,
+			Signed:       signed,
+			CrossSite:    crossSite,
+			Method:       r.Method,
+			Host:         r.Host,
+			Target:       target,
+			Invalid:      invalid,
+			BrowserLike:  who.BrowserLike,
+			Dest:         header(r.Header, "Sec-Fetch-Dest"),
+			Accept:       header(r.Header, "Accept"),
+			JA4:          f.JA4,
+			QUIC:         f.QUIC,
+			Framing:      f.Framing,
+			FramingStack: f.TLS.Framing,
+			Evidence:     judged,
 
 			Behaviour:     behaved,
 			behaviourRead: behaviourRead,

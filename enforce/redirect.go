@@ -3,7 +3,29 @@ package enforce
 import (
 	"net/http"
 	"strings"
+
+	"github.com/robotsguard/robotsguard/uaclass"
 )
+
+// Canonicalize applies the canonical URL of a request the engine lets
+// through (Reading.Canonical, none without one): every response names it
+// in a Link header, and a GET or HEAD for another URL (NonCanonical) is
+// redirected to it ([Redirect]) with redirect set (canonical "redirect"),
+// a browser's only with humans (canonical_redirect_humans), a feed
+// reader's never (its response decides, [FeedGate]). It reports whether
+// it answered the request.
+func Canonicalize(w http.ResponseWriter, r *http.Request, rd *Reading, d *Decision, redirect, humans bool) bool {
+	if rd.Canonical == "" {
+		return false
+	}
+	w.Header().Set("Link", "<"+rd.Canonical+">; rel=\"canonical\"")
+	getOrHead := r.Method == http.MethodGet || r.Method == http.MethodHead
+	if rd.NonCanonical && redirect && (rd.Request.UA.Class != uaclass.Browser || humans) && getOrHead && !d.FeedOnly() {
+		Redirect(w, r, rd.Canonical)
+		return true
+	}
+	return false
+}
 
 // Redirect answers with a 301 to ref, the canonical URL of a request
 // (Reading.Canonical), which is sent as it is: unlike http.Redirect, it

@@ -30,6 +30,7 @@ type Settings struct {
 	CrawlerIPv4Prefix, CrawlerIPv6Prefix int
 	Window, Cooldown                     time.Duration
 	MaxCooldown, Tarpit                  time.Duration
+	TarpitMax                            int // requests held at once; 0: 100 with a tarpit
 	EscalateVerifiedSearch               bool
 	AllowBadAgents                       bool
 	AllowImpostors                       bool
@@ -113,6 +114,7 @@ func (s Settings) Check() (Config, error) {
 	}{
 		{"burst", s.Burst, 1}, {"grace", s.Grace, -1}, {"strikes", s.Strikes, 1},
 		{"address_strikes", s.AddressStrikes, 1}, {"max_clients", s.MaxClients, 1}, {"max_blocks", s.MaxBlocks, 1},
+		{"tarpit_max", s.TarpitMax, 1},
 	} {
 		if n.v < min(n.least, 0) {
 			return cfg, field.Wrap(n.path, field.AtLeast(n.least, n.v))
@@ -151,6 +153,9 @@ func (s Settings) Check() (Config, error) {
 		return cfg, field.Errorf("max_cooldown", "%v is shorter than cooldown %v", s.MaxCooldown, s.Cooldown)
 	}
 	cfg.Window, cfg.Cooldown, cfg.MaxCooldown, cfg.Tarpit = s.Window, s.Cooldown, s.MaxCooldown, s.Tarpit
+	if cfg.TarpitMax = s.TarpitMax; s.Tarpit > 0 && s.TarpitMax == 0 {
+		cfg.TarpitMax = 100
+	}
 	cfg.EscalateVerifiedSearch, cfg.AllowBadAgents = s.EscalateVerifiedSearch, s.AllowBadAgents
 	cfg.AllowImpostors = s.AllowImpostors
 	for i, a := range s.AllowIPs {
@@ -176,8 +181,8 @@ func (s Settings) Check() (Config, error) {
 		return cfg, field.Wrap("posers", err)
 	}
 	for i, f := range s.AllowFingerprints {
-		if !validJA4(f) {
-			return cfg, field.Errorf(fmt.Sprintf("allow_fingerprints[%d]", i), "%q is not a JA4 fingerprint (like t13d1516h2_8daaf6152771_e5627efa2ab1)", f)
+		if !validJA4(f) && !validFraming(f) {
+			return cfg, field.Errorf(fmt.Sprintf("allow_fingerprints[%d]", i), "%q is not a JA4 fingerprint (like t13d1516h2_8daaf6152771_e5627efa2ab1), nor a framing one (like h2:1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p|1:0:256)", f)
 		}
 		cfg.AllowFingerprints = append(cfg.AllowFingerprints, f)
 	}

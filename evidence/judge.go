@@ -10,8 +10,9 @@ import (
 
 // TLS is what tlsprint says of a request's handshake: the family of its
 // stack (tlsprint.Classify), or for a JA4 a CDN passes on, the exact
-// table's. The zero TLS is an unknown stack (or no TLS at all), which is
-// never evidence.
+// table's; and what the QUIC and framing tables say of the connection
+// that carried it. The zero TLS is an unknown stack (or no TLS at all),
+// which is never evidence.
 type TLS struct {
 	// Known reports that the table knows the stack.
 	Known bool
@@ -28,6 +29,10 @@ type TLS struct {
 	// HTTP/3 connection's hello (tlsprint/quicprint): the zero QUIC for
 	// any other request, or an unknown stack.
 	QUIC QUIC
+	// Framing is what the framing table says of the HTTP stack that
+	// opened the request's connection (package framing): the zero
+	// Framing when unknown.
+	Framing Framing
 }
 
 // QUIC is what the QUIC table says of the QUIC stack that sent a
@@ -40,6 +45,22 @@ type QUIC struct {
 	Browser bool
 	// Family names the stack: "chromium" (QUICHE) or "firefox" (neqo) for a
 	// browser's, as for TLS; a library's name ("quic-go", "ngtcp2", ...)
+	// otherwise.
+	Family string
+}
+
+// Framing is what the framing table says of the HTTP stack that opened
+// a request's connection and wrote its first request (package framing).
+// The zero Framing is an unknown stack (or no fingerprint: plain HTTP, a
+// trusted proxy's connection, a table entry gone), which is never
+// evidence.
+type Framing struct {
+	// Known reports that the table knows the stack.
+	Known bool
+	// Browser reports a browser engine's own HTTP stack.
+	Browser bool
+	// Family names the stack: "chromium" or "firefox" for a browser's, as
+	// for TLS; a library's name ("go", "python-h2", "nodejs", ...)
 	// otherwise.
 	Family string
 }
@@ -103,6 +124,14 @@ func OriginOf(tls bool, host string) Origin {
 // hello (a copy of the hello over a library's QUIC), and another browser
 // engine's is a mismatch ("quic-family"). Like the hello, a browser's QUIC
 // stack excuses no header: the headers are judged whatever it is.
+//
+// The framing of the connection (t.Framing: how its HTTP stack opened it
+// and wrote its first request, over HTTP/1.1, HTTP/2 or HTTP/3) is judged
+// the same way and, like the QUIC stack, whatever the TLS handshake: a
+// browser's hello copied (uTLS, curl-impersonate) is often followed by a
+// library's HTTP stack ("framing"); another engine's is a mismatch
+// ("framing-family"). It must be the client's own connection's: Caddy
+// terminated its TLS, no proxy in between.
 func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 	if c.checks == 0 {
 		return Verdict{}
@@ -111,21 +140,10 @@ func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 	if c.checks&badGecko != 0 {
 		e |= Gecko
 	}
-	if t.Known && c.checks&checkTLS != 0 {
-		switch f := stackFamily(t.Family); {
-		case !t.Browser:
-			e |= TLSStack
-		case f != NoFamily && f != c.Family:
-			e |= TLSFamily
-		}
-	}
-	if q := t.QUIC; q.Known && c.checks&checkTLS != 0 {
-		switch f := stackFamily(q.Family); {
-		case !q.Browser:
-			e |= QUICStack
-		case f != NoFamily && f != c.Family:
-			e |= QUICFamily
-		}
+	if c.checks&checkTLS != 0 {
+		e |= stackEvidence(c, t.Known, t.Browser, t.Family, TLSStack, TLSFamily)
+		e |= stackEvidence(c, t.QUIC.Known, t.QUIC.Browser, t.QUIC.Family, QUICStack, QUICFamily)
+		e |= stackEvidence(c, t.Framing.Known, t.Framing.Browser, t.Framing.Family, FramingStack, FramingFamily)
 	}
 	if c.checks&checkHeaders != 0 && (o == Secure || o == Loopback && c.Family != WebKit) {
 		e |= judgeHeaders(c, method, h)
@@ -133,7 +151,21 @@ func Judge(c Claim, method string, h http.Header, t TLS, o Origin) Verdict {
 	if e == 0 {
 		return Verdict{}
 	}
-	return Verdict{Evidence: e, Claim: c, Stack: t.Family, QUIC: t.QUIC.Family}
+	return Verdict{Evidence: e, Claim: c, Stack: t.Family, QUIC: t.QUIC.Family, Framing: t.Framing.Family}
+}
+
+// stackEvidence is what a stack a table knows shows against the claim c:
+// library for a library's stack, other for another browser engine's,
+// nothing for the claimed engine's or an unknown one.
+func stackEvidence(c Claim, known, browser bool, family string, library, other Evidence) Evidence {
+	switch f := stackFamily(family); {
+	case !known:
+	case !browser:
+		return library
+	case f != NoFamily && f != c.Family:
+		return other
+	}
+	return 0
 }
 
 // Engine returns the browser engine whose stack the handshake is, or

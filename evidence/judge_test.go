@@ -201,8 +201,8 @@ func TestEvidenceCodes(t *testing.T) {
 		}
 		all |= e
 	}
-	if len(seen) != 11 {
-		t.Errorf("%d findings, want 11", len(seen))
+	if len(seen) != 13 {
+		t.Errorf("%d findings, want 13", len(seen))
 	}
 	if Decisive&Mismatch != 0 || Decisive|Mismatch != all {
 		t.Errorf("Decisive %b and Mismatch %b do not partition %b", Decisive, Mismatch, all)

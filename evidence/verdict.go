@@ -58,6 +58,16 @@ const (
 	// QUICFamily ("quic-family"): the transport parameters are another
 	// browser engine's (Firefox's under a Chrome User-Agent).
 	QUICFamily
+	// FramingStack ("framing"): how the client's HTTP stack opened the
+	// connection and wrote its first request (HTTP/2 SETTINGS, window,
+	// priorities and pseudo-header order; HTTP/1.1 header order; HTTP/3
+	// SETTINGS) is a library's (Go's, Python's h2, Node's, curl's, ...)
+	// under a User-Agent whose browser uses its engine's own stack: a
+	// browser's TLS hello copied, its HTTP stack not.
+	FramingStack
+	// FramingFamily ("framing-family"): the HTTP framing is another browser
+	// engine's (Firefox's under a Chrome User-Agent).
+	FramingFamily
 	// Behaviour ("behaviour"): the client navigates as a crawler that
 	// drives a browser does, not as a person (package evidence/behaviour):
 	// within seconds, many pages opened with no page of the site behind
@@ -74,14 +84,14 @@ const All = lastEvidence<<1 - 1
 
 // Decisive is the evidence no person's browser shows, even one whose
 // User-Agent its user changed: such a client is held to robots.txt as a
-// bot. TLSStack, SecFetch, Gecko and QUICStack say the client is no
-// browser; Behaviour that it is a browser no person drives.
-const Decisive = TLSStack | SecFetch | Gecko | QUICStack | Behaviour
+// bot. TLSStack, SecFetch, Gecko, QUICStack and FramingStack say the
+// client is no browser; Behaviour that it is a browser no person drives.
+const Decisive = TLSStack | SecFetch | Gecko | QUICStack | FramingStack | Behaviour
 
 // Mismatch is the evidence that the client is not the browser its
 // User-Agent names, which a browser with a changed User-Agent, or with
 // fewer client hints, shows too.
-const Mismatch = TLSFamily | SecCHUA | SecCHUAInvalid | SecCHUABrand | SecCHUAPlatform | QUICFamily
+const Mismatch = TLSFamily | SecCHUA | SecCHUAInvalid | SecCHUABrand | SecCHUAPlatform | QUICFamily | FramingFamily
 
 var evidenceInfo = [...]struct{ code, text string }{
 	{"tls", "its TLS handshake is a library's, which no browser uses"},
@@ -94,6 +104,8 @@ var evidenceInfo = [...]struct{ code, text string }{
 	{"sec-ch-ua-platform", "Sec-CH-UA-Platform or -Mobile contradicts the User-Agent's platform"},
 	{"quic", "its QUIC transport parameters are a library's, which no browser uses"},
 	{"quic-family", "its QUIC transport parameters are another browser engine's"},
+	{"framing", "its HTTP framing is a library's, which no browser uses"},
+	{"framing-family", "its HTTP framing is another browser engine's"},
 	{"behaviour", "it navigates as a crawler: many pages opened within seconds with no page of the site behind them"},
 }
 
@@ -165,6 +177,9 @@ type Verdict struct {
 	Stack string
 	// QUIC is the QUIC stack's family, for "quic" and "quic-family".
 	QUIC string
+	// Framing is the HTTP stack's family as the framing table named it,
+	// kept for the description of "framing" and "framing-family".
+	Framing string
 	// Seen is what the client did, for the description of "behaviour".
 	Seen Seen
 }
@@ -217,6 +232,16 @@ func (v Verdict) Reason() string {
 			b.WriteString(" of them disallowed), among ")
 			b.WriteString(strconv.Itoa(int(v.Seen.Navs)))
 			b.WriteString(" navigations, as a crawler does")
+			continue
+		}
+		if (f == FramingStack || f == FramingFamily) && v.Framing != "" {
+			b.WriteString("its HTTP framing is ")
+			b.WriteString(v.Framing)
+			if f == FramingStack {
+				b.WriteString("'s, which no browser uses")
+			} else {
+				b.WriteString("'s, another browser engine's")
+			}
 			continue
 		}
 		if (f == TLSStack || f == TLSFamily) && v.Stack != "" {

@@ -48,12 +48,16 @@ type Collectors struct {
 	walks      *prometheus.CounterVec // browser claims on disallowed paths
 	evidence   *prometheus.CounterVec // findings against browser claims
 	sites      *prometheus.CounterVec // decisions by site and action
+	framing    *prometheus.CounterVec // requests by their connection's HTTP stack
 	// walkCounters and evidenceCounters are the children of walks (by
 	// class, browser or poser, and action) and of evidence (by finding,
 	// in the order of its bits), made with the collectors: counting takes
 	// no lock and hashes no labels.
 	walkCounters     [2][len(enforce.Actions)]prometheus.Counter
 	evidenceCounters [16]prometheus.Counter // by the finding's bit (evidence.Evidence is 16 bits)
+	// framingCounters are the children of framing by HTTP version and
+	// stack (framingStacks), made with the collectors.
+	framingCounters [len(framingProtos)][]prometheus.Counter
 	// counters caches the children of decisions by action, reason (its
 	// place in enforce.Reasons) and class, filled on first use, so that
 	// counting a decision on the hot path takes no lock and hashes no
@@ -147,8 +151,17 @@ func New() *Collectors {
 		}, []string{"site", "action"}),
 		evidence: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Subsystem: Subsystem, Name: "claim_evidence_total",
-			Help: "Requests whose browser claim was judged with evidence against it, once per finding (a request with two findings counts under both): tls, sec-fetch and gecko are decisive (a poser), tls-family and the sec-ch-ua findings a mismatch that changes nothing.",
+			Help: "Requests whose browser claim was judged with evidence against it, once per finding (a request with two findings counts under both): tls, sec-fetch, gecko, quic and framing are decisive (a poser), tls-family, quic-family, framing-family and the sec-ch-ua findings a mismatch that changes nothing.",
 		}, []string{"evidence"}),
+		framing: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: "framing_total",
+			Help: "Requests by how their connection's HTTP stack spoke (the framing fingerprint): proto h1, h2 or h3 (none: no fingerprint, over plain HTTP, from a trusted proxy, or on a server without the robots_guard listener wrapper), and stack, the family the framing table knows it as (chromium, firefox, go, python-h2, ...), unknown or none.",
+		}, []string{"proto", "stack"}),
+	}
+	for p, proto := range framingProtos {
+		for _, s := range framingStacks() {
+			m.framingCounters[p] = append(m.framingCounters[p], m.framing.WithLabelValues(proto, s))
+		}
 	}
 	for c, class := range [...]string{"browser", "poser"} {
 		for _, a := range enforce.Actions {
@@ -168,7 +181,7 @@ func (m *Collectors) Register(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.ranges, m.rangesOK, m.signatures, m.fallbacks, m.storeUp, m.walks, m.evidence, m.sites} {
+	for _, c := range []prometheus.Collector{m.decisions, m.reloads, m.tracked, m.blocked, m.held, m.overflow, m.missing, m.dropped, m.fetches, m.unreach, m.ranges, m.rangesOK, m.signatures, m.fallbacks, m.storeUp, m.walks, m.evidence, m.sites, m.framing} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) || are.ExistingCollector != c {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math/bits"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -100,12 +101,13 @@ func TestClaimMetrics(t *testing.T) {
 			t.Errorf("claim_evidence_total{evidence=%q} = %v, want %v", code, got, want)
 		}
 	}
-	// Every series exists from the start, at 0: 2 classes × 4 actions, 11 findings.
+	// Every series exists from the start, at 0: 2 classes × 4 actions, 13
+	// findings (tls to behaviour: every code evidence knows).
 	if n := testutil.CollectAndCount(m.walks); n != 8 {
 		t.Errorf("%d browser_claims_disallowed_total series, want 8", n)
 	}
-	if n := testutil.CollectAndCount(m.evidence); n != 11 {
-		t.Errorf("%d claim_evidence_total series, want 11", n)
+	if n := testutil.CollectAndCount(m.evidence); n != 13 || n != bits.OnesCount16(uint16(evidence.All)) {
+		t.Errorf("%d claim_evidence_total series, want 13", n)
 	}
 	d := enforce.Decision{Action: enforce.Deny, BrowserDisallowed: true, Evidence: evidence.SecFetch}
 	if n := testing.AllocsPerRun(100, func() { m.Claim(&d, uaclass.Poser, evidence.SecFetch|evidence.SecCHUA) }); n != 0 {

@@ -2,11 +2,13 @@ package metrics
 
 import (
 	"math/bits"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/evidence"
+	"github.com/robotsguard/robotsguard/framing"
 	"github.com/robotsguard/robotsguard/record"
 	"github.com/robotsguard/robotsguard/signature"
 	"github.com/robotsguard/robotsguard/uaclass"
@@ -14,9 +16,9 @@ import (
 
 // Record counts a decision from its record: [Collectors.Decision] by its
 // client's class, what its browser claim showed ([Collectors.Claim], by
-// the record's rules), and a block the store could not keep. It takes no
-// lock and allocates nothing once the decision's series was counted
-// before.
+// the record's rules), a block the store could not keep, and its
+// connection's framing ([Collectors.Framing]). It takes no lock and
+// allocates nothing once the decision's series was counted before.
 func (m *Collectors) Record(r *record.Record) {
 	if m == nil {
 		return
@@ -29,6 +31,43 @@ func (m *Collectors) Record(r *record.Record) {
 	if r.BlockDropped {
 		m.BlockDropped(r.Zone)
 	}
+	m.Framing(r.Framing, r.FramingStack)
+}
+
+// framingProtos are the values of framing_total's proto label, by the
+// fingerprint's first two characters.
+var framingProtos = [...]string{"none", "h1", "h2", "h3"}
+
+// framingStacks are the values of its stack label: none, unknown, and the
+// framing table's families.
+var framingStacks = sync.OnceValue(func() []string {
+	return append([]string{"none", "unknown"}, framing.Builtin().Families()...)
+})
+
+// framingIndex maps a family to its place in framingStacks.
+var framingIndex = sync.OnceValue(func() map[string]int {
+	m := map[string]int{}
+	for i, s := range framingStacks() {
+		m[s] = i
+	}
+	return m
+})
+
+// Framing counts a request by its connection's framing fingerprint
+// (record.Record.Framing, "" for none) and the family the table knows
+// its stack as ("" for unknown). It takes no lock and allocates nothing.
+func (m *Collectors) Framing(fingerprint, family string) {
+	if m == nil {
+		return
+	}
+	p, s := 0, 0
+	if len(fingerprint) >= 2 && fingerprint[0] == 'h' && fingerprint[1] >= '1' && fingerprint[1] <= '3' {
+		p, s = int(fingerprint[1]-'0'), 1
+		if i, ok := framingIndex()[family]; ok && family != "" {
+			s = i
+		}
+	}
+	m.framingCounters[p][s].Inc()
 }
 
 // Decision counts a decision for a client of class. It takes no lock and

@@ -9,23 +9,24 @@ import (
 )
 
 // Placeholders are the values of a request's placeholders
-// {http.robots_guard.action}, .reason, .rule, .class, .token, .ja4 and
-// .quic, for access logs and handle_errors routes: those of the record of
-// the last decision on it (Set). Lookup is the provider the Caddy module
-// gives the request's replacer.
+// {http.robots_guard.action}, .reason, .rule, .class, .token, .ja4, .quic
+// and .framing, for access logs and handle_errors routes: those of the
+// record of the last decision on it (Set). Lookup is the provider the
+// Caddy module gives the request's replacer.
 type Placeholders struct {
-	action enforce.Action
-	reason enforce.Reason
-	class  uaclass.Class
-	rule   *policy.Rule
-	token  string
-	ja4    string
-	quic   string
+	action  enforce.Action
+	reason  enforce.Reason
+	class   uaclass.Class
+	rule    *policy.Rule
+	token   string
+	ja4     string
+	quic    string
+	framing string
 }
 
 // Set makes the placeholders the record's.
 func (p *Placeholders) Set(r *Record) {
-	p.action, p.reason, p.class, p.rule, p.token, p.ja4, p.quic = r.Action, r.Reason, r.Class, r.Rule, r.Token(), r.JA4, r.QUIC
+	p.action, p.reason, p.class, p.rule, p.token, p.ja4, p.quic, p.framing = r.Action, r.Reason, r.Class, r.Rule, r.Token(), r.JA4, r.QUIC, r.Framing
 }
 
 // Lookup returns the value of a placeholder (its key with its
@@ -58,6 +59,8 @@ func (p *Placeholders) Lookup(key string) (any, bool) {
 		return p.ja4, true
 	case "quic":
 		return p.quic, true
+	case "framing":
+		return p.framing, true
 	}
 	return nil, false
 }

@@ -70,6 +70,12 @@ type Record struct {
 	// QUIC is the fingerprint of the transport parameters of an HTTP/3
 	// client's connection (tlsprint/quicprint), when known.
 	QUIC string
+	// Framing is the framing fingerprint of the client's connection (how
+	// its HTTP stack opened it and wrote its first request; package
+	// framing), when known; FramingStack the family the framing table
+	// knows its stack as ("" when unknown), live only: the metrics count
+	// requests by it.
+	Framing, FramingStack string
 
 	// Method, Host and URI are the request's, the URI as sent.
 	Method, Host, URI string
@@ -129,7 +135,7 @@ func New(rd *enforce.Reading, d *enforce.Decision, zone, version string, text []
 		Zone: zone, Version: version, VersionText: text,
 		ClientIP: req.IP, UserAgent: rd.UserAgent,
 		Class: req.UA.Class, Tokens: req.UA.Tokens, Verdict: req.Verdict,
-		Evidence: req.Evidence, JA4: req.JA4, QUIC: req.QUIC,
+		Evidence: req.Evidence, JA4: req.JA4, QUIC: req.QUIC, Framing: req.Framing, FramingStack: req.FramingStack.Family,
 		Method: req.Method, Host: req.Host, URI: rd.URI, Path: req.Target.Normal,
 		Action: d.Action, Reason: d.Reason, Rule: d.Rule, Group: d.Group, Strikes: d.Strikes, AddressStrikes: d.AddressStrikes,
 		ReadRobots: d.ReadRobots, RobotsAt: d.RobotsAt, DryRun: d.DryRun, RetryAfter: d.RetryAfter,

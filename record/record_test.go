@@ -91,14 +91,14 @@ func TestNewNoAllocations(t *testing.T) {
 	}
 }
 
-// TestPlaceholders: the placeholders are the record's, the JA4 and the
-// QUIC fingerprint included, "" when it has none.
+// TestPlaceholders: the placeholders are the record's, the JA4, the QUIC
+// and the framing fingerprint included, "" when it has none.
 func TestPlaceholders(t *testing.T) {
 	var p Placeholders
 	p.Set(&Record{Action: enforce.Deny, Reason: enforce.ReasonDisallowed, Class: uaclass.Poser,
-		JA4: "q13d0313h3_55b375c5d22e_f902b76752af", QUIC: "q1_g.5.6.7.4.8.9.1.3.b.e.f"})
+		JA4: "q13d0313h3_55b375c5d22e_f902b76752af", QUIC: "q1_g.5.6.7.4.8.9.1.3.b.e.f", Framing: "h3:1:65536;6:262144;7:100;33"})
 	for key, want := range map[string]any{"action": "deny", "reason": "disallowed", "class": "poser", "rule": "", "token": "",
-		"ja4": "q13d0313h3_55b375c5d22e_f902b76752af", "quic": "q1_g.5.6.7.4.8.9.1.3.b.e.f"} {
+		"ja4": "q13d0313h3_55b375c5d22e_f902b76752af", "quic": "q1_g.5.6.7.4.8.9.1.3.b.e.f", "framing": "h3:1:65536;6:262144;7:100;33"} {
 		if got, ok := p.Lookup("http.robots_guard." + key); !ok || got != want {
 			t.Errorf("%s: %v (%v), want %v", key, got, ok, want)
 		}
@@ -107,7 +107,36 @@ func TestPlaceholders(t *testing.T) {
 	if got, ok := p.Lookup("http.robots_guard.quic"); !ok || got != "" {
 		t.Errorf("no QUIC fingerprint: %v (%v)", got, ok)
 	}
+	if got, ok := p.Lookup("http.robots_guard.framing"); !ok || got != "" {
+		t.Errorf("no framing fingerprint: %v (%v)", got, ok)
+	}
 	if _, ok := p.Lookup("http.robots_guard.nope"); ok {
 		t.Error("an unknown placeholder is known")
+	}
+}
+
+// TestNewFraming: the record of a request read with a framing fingerprint
+// carries it and its stack's family, and the evidence it made.
+func TestNewFraming(t *testing.T) {
+	e, err := enforce.New(enforce.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := uaclass.New(uaclass.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const print = "h2:2:0;4:4194304;5:16384;6:10485760|1073741824|0|a,m,p,s|0"
+	f := &enforce.Facts{ClientIP: netip.MustParseAddr("192.0.2.40"), URI: "/a", Scheme: "https", Origin: evidence.Insecure,
+		Framing: print, TLS: evidence.TLS{Framing: evidence.Framing{Known: true, Family: "go"}}}
+	h := http.Header{"User-Agent": {"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"}}
+	var r enforce.Reading
+	if err := (&enforce.Reader{Classifier: c, Engine: e}).Read(&http.Request{Method: "GET", Header: h, Host: "example.com"}, f, nil, &r); err != nil {
+		t.Fatal(err)
+	}
+	d := e.Decide(&r.Request, nil)
+	rec := New(&r, &d, "default", "0123456789ab", nil)
+	if rec.Framing != print || rec.FramingStack != "go" || rec.Evidence.Evidence != evidence.FramingStack || rec.Class != uaclass.Poser {
+		t.Errorf("framing %q stack %q evidence %v class %v", rec.Framing, rec.FramingStack, rec.Evidence.Evidence, rec.Class)
 	}
 }

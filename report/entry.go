@@ -115,6 +115,9 @@ type Entry struct {
 	// QUIC is the fingerprint of the transport parameters of an HTTP/3
 	// client's connection, when known ("q1_g.5.6.7.4.8.9.1.3.b.e.f").
 	QUIC string `json:"quic,omitempty"`
+	// Framing is the framing fingerprint of the client's connection (how
+	// its HTTP stack opened it and wrote its first request), when known.
+	Framing string `json:"framing,omitempty"`
 	// BrowserDisallowed marks a request whose User-Agent claims a browser
 	// (class browser or poser) for a path the robots.txt "*" group
 	// disallows, served or refused (enforce.Decision.BrowserDisallowed):
@@ -191,6 +194,7 @@ func (e *Entry) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	addString("evidence_reason", e.EvidenceReason)
 	addString("ja4", e.JA4)
 	addString("quic", e.QUIC)
+	addString("framing", e.Framing)
 	if e.BrowserDisallowed {
 		enc.AddBool("browser_disallowed", true)
 	}

@@ -44,6 +44,7 @@ func EntryOf(r *record.Record) Entry {
 		RetryAfter:     r.RetryAfter.Seconds(),
 		JA4:            r.JA4,
 		QUIC:           r.QUIC,
+		Framing:        r.Framing,
 
 		Signature:      r.Signature,
 		SignatureAgent: r.SignatureAgent,
@@ -92,6 +93,7 @@ func (e *Entry) Record() record.Record {
 		EvidenceReason: e.EvidenceReason,
 		JA4:            e.JA4,
 		QUIC:           e.QUIC,
+		Framing:        e.Framing,
 		Method:         e.Method,
 		Host:           e.Host,
 		URI:            e.URI,

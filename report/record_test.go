@@ -36,7 +36,7 @@ func TestEntryRecordRoundTrip(t *testing.T) {
 		{Action: enforce.Allow, Rule: rule, Group: "*", Class: uaclass.Browser, BrowserDisallowed: true, JA4: "t13d1516h2_8daaf6152771_02713d6af862",
 			Evidence: evidence.Verdict{Evidence: evidence.SecCHUA}, URI: "/private/report.html"},
 		{Action: enforce.Deny, Reason: enforce.ReasonDisallowed, Rule: rule, Group: "*", Class: uaclass.Poser, BrowserDisallowed: true,
-			Evidence: evidence.Verdict{Evidence: evidence.TLSStack | evidence.SecFetch | evidence.QUICStack}, JA4: "q13d0310h3_55b375c5d22e_cd85d2d88918", QUIC: "q1_g.5.6.7.4.8.9.1.3.b.e.f", URI: "/private/c"},
+			Evidence: evidence.Verdict{Evidence: evidence.TLSStack | evidence.SecFetch | evidence.QUICStack | evidence.FramingStack}, JA4: "q13d0310h3_55b375c5d22e_cd85d2d88918", QUIC: "q1_g.5.6.7.4.8.9.1.3.b.e.f", Framing: "h3:1:0;6:16384;7:16;33:1", URI: "/private/c"},
 		{Action: enforce.Tarpit, Reason: enforce.ReasonBlockedClient, BlockedUntil: at.Add(15 * time.Minute), BlockReason: "trap", DryRun: true, Class: uaclass.Script, Tokens: []string{"curl"}, URI: "/"},
 		{Action: enforce.Deny, Reason: enforce.ReasonImpostor, Class: uaclass.AI, Signature: "invalid", SignatureAgent: "https://chatgpt.com", SignatureError: "bad signature", URI: "/", Repeats: 41},
 		{Action: enforce.Allow, Reason: enforce.ReasonRobotsTxt, Class: uaclass.Search, Tokens: []string{"googlebot"}, URI: "/robots.txt"},

@@ -47,7 +47,7 @@ func TestEntryFields(t *testing.T) {
 		Method: "GET", Host: "example.com", URI: "/private/x?y=1", Action: "deny", Reason: "disallowed", Group: "*",
 		Strikes: 2, AddressStrikes: 7, ReadRobots: true, RobotsAt: &read, DryRun: true, Bot: "GPTBot", Operator: "OpenAI", RuleLine: 3, Rule: "Disallow: /private/",
 		Site: "shop.example.com", Zone: "shop", RobotsVersion: "0123456789ab", RetryAfter: 1.5, BlockedUntil: &until, BlockReason: "trap", Crawler: "token gptbot", Signature: "invalid", SignatureAgent: "https://agent.example", SignatureError: "expired",
-		Evidence: "sec-fetch", EvidenceReason: "claims Chrome 156 on Windows; sec-fetch: no Sec-Fetch-* headers", JA4: "t13d1516h2_8daaf6152771_02713d6af862", QUIC: "q1_g.5.6.7.4.8.9.1.3.b.e.f", BrowserDisallowed: true,
+		Evidence: "sec-fetch", EvidenceReason: "claims Chrome 156 on Windows; sec-fetch: no Sec-Fetch-* headers", JA4: "t13d1516h2_8daaf6152771_02713d6af862", QUIC: "q1_g.5.6.7.4.8.9.1.3.b.e.f", Framing: "h2:2:0;4:4194304;5:16384;6:10485760|1073741824|0|a,m,p,s|0", BrowserDisallowed: true,
 		Repeats: 41, File: "/srv/robots.txt", URL: "http://127.0.0.1:3000/robots.txt", Error: "boom", Line: 7, Detail: "the file has no Allow or Disallow rules",
 	}
 	// Every field is set: a new field left at its zero value would not be

@@ -29,6 +29,39 @@ type Zone struct {
 	Unblock func(p netip.Prefix, now time.Time, fleet bool) (int, error)
 }
 
+// Fleet is a zone's shared store (enforce/redisstore.Store): whether it
+// answers, the blocks in force fleet-wide, and lifting them.
+type Fleet interface {
+	Up() bool
+	Blocked(now time.Time) ([]enforce.BlockedClient, error)
+	Unblock(p netip.Prefix, now time.Time) (int, error)
+}
+
+// StoreZone returns the Zone of the stores of a zone: local, its
+// in-process store, and fleet, its shared store or nil. Blocked lists the
+// fleet's blocks while it answers, else the local store's (which decides
+// while the fleet cannot be reached); Unblock lifts the local store's
+// blocks and, when asked, the fleet's, and then calls lifted with how many
+// it lifted (the caller's line in the decision log).
+func StoreZone(name string, sites *Sites, local *enforce.MemoryStore, fleet Fleet, lifted func(p netip.Prefix, n int)) Zone {
+	return Zone{Name: name, Sites: sites, Local: local.Blocked,
+		Blocked: func(now time.Time) ([]enforce.BlockedClient, error) {
+			if fleet != nil && fleet.Up() {
+				return fleet.Blocked(now)
+			}
+			return local.Blocked(now), nil
+		},
+		Unblock: func(p netip.Prefix, now time.Time, inFleet bool) (n int, err error) {
+			n = local.Unblock(p, now)
+			if fleet != nil && inFleet {
+				m, ferr := fleet.Unblock(p, now)
+				n, err = n+m, ferr
+			}
+			lifted(p, n)
+			return n, err
+		}}
+}
+
 // Admin serves robots_guard's endpoints of the admin API, for operators
 // reviewing bots and lifting blocks:
 //

@@ -23,6 +23,18 @@ const (
 	VerifyRanges = "ranges"
 )
 
+// ConfigBot reads the Caddyfile's arguments of a bot the configuration
+// adds, "<token> <class> <match phrase...>" (at least three): its display
+// name is its token. A class is a keyword; the entry is checked by
+// Validate.
+func ConfigBot(args []string) (Bot, error) {
+	c, err := ParseClass(args[1])
+	if err != nil {
+		return Bot{}, err
+	}
+	return Bot{Token: args[0], Class: c, Name: args[0], Match: args[2:], Source: "config"}, nil
+}
+
 // Bot is one entry of the bot database: a crawler, fetcher or client that
 // the classifier recognises.
 type Bot struct {

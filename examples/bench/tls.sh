@@ -34,6 +34,15 @@
 #                     request costs it) and never held; an image
 #                     (Sec-Fetch-Dest: image) has its one header read and
 #                     nothing more, as most of a person's requests do.
+#   framing           the framing layer alone: the whole check on in both
+#                     fronts, the robots_guard listener wrapper on one
+#                     (servers { listener_wrappers { robots_guard } }) and
+#                     not on the other (a servers block without it), so
+#                     that only reading each connection's first request and
+#                     looking its fingerprint up differs. Both fronts put
+#                     {http.robots_guard.framing} in a response header of
+#                     /framing-check; the script checks that the on front's
+#                     is curl's fingerprint and the off front's empty.
 # BENCH_CLIENT=browser makes wrk send Firefox's navigation headers
 # (Sec-Fetch-*) as well, and Firefox's JA4 in a header the check-on front
 # reads as a CDN's (ja4_header, from trusted_proxies 127.0.0.1, set on both
@@ -48,6 +57,7 @@
 #
 #   examples/bench/tls.sh                       # posers, 5s per run, 3 rounds, flood of 1,000,000
 #   BENCH_MODE=ja4 examples/bench/tls.sh        # ja4 on vs off
+#   BENCH_MODE=framing examples/bench/tls.sh    # the framing wrapper on vs off
 #   BENCH_CLIENT=browser examples/bench/tls.sh  # the check's cost to a browser
 #   BENCH_DURATION=3s BENCH_ROUNDS=3 BENCH_FLOOD=20000 examples/bench/tls.sh   # quick
 set -euo pipefail
@@ -73,26 +83,52 @@ behaviour) on_opts='ja4 on
 		posers enforce' off_opts='ja4 on
 		posers enforce
 		behaviour off' label=behaviour ;;
-*) echo "BENCH_MODE must be posers, ja4, same or behaviour, not $mode" >&2; exit 2 ;;
+framing) on_opts='ja4 on
+		posers enforce' off_opts=$on_opts label=framing ;;
+*) echo "BENCH_MODE must be posers, ja4, same, behaviour or framing, not $mode" >&2; exit 2 ;;
 esac
+if [ "$mode" = framing ] && [ "$client" != poser ]; then
+	# BENCH_CLIENT=browser's requests come from a trusted proxy, whose
+	# connection's framing is not the client's and is not read.
+	echo "BENCH_MODE=framing measures a client's own connection: not with BENCH_CLIENT=browser" >&2
+	exit 2
+fi
+trusted='' ja4hdr=''
+if [ "$client" != poser ]; then
+	trusted='trusted_proxies static 127.0.0.1/32'
+	ja4hdr='ja4_header X-Client-JA4'
+fi
+# The fronts' servers options, in one block (Caddy applies only the first
+# servers block that matches a server): it replaces the wrapper the
+# directive adds, so each front names its own; HTTP/3 is off, so neither
+# needs the QUIC wrapper.
+on_servers="servers {
+		protocols h1 h2
+		$trusted
+		listener_wrappers {
+			robots_guard
+		}
+	}" off_servers="servers {
+		protocols h1 h2
+		$trusted
+	}" site_extra=''
+if [ "$mode" = framing ]; then
+	# Only the check's own request (/framing-check) gets the header: both
+	# fronts match the path on every request, neither writes more.
+	site_extra='@check path /framing-check
+	header @check >X-Framing "{http.robots_guard.framing}"'
+fi
 work=$(mktemp -d)
 go build -o "$work/caddy" ./examples/caddy
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
 	-addext subjectAltName=DNS:localhost,IP:127.0.0.1 -days 2 -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 printf 'User-agent: *\nAllow: /\n' >"$work/robots.txt"
-trusted='' ja4hdr=''
-if [ "$client" != poser ]; then
-	trusted='servers {
-		trusted_proxies static 127.0.0.1/32
-	}'
-	ja4hdr='ja4_header X-Client-JA4'
-fi
-config() { # name port options
+config() { # name port options servers
 	cat >"$work/$1.Caddyfile" <<CFG
 {
 	admin off
 	auto_https off
-	$trusted
+	$4
 	log {
 		level ERROR
 	}
@@ -105,6 +141,7 @@ config() { # name port options
 https://localhost:$2 {
 	bind 127.0.0.1
 	tls $work/cert.pem $work/key.pem
+	$site_extra
 	robots_guard {
 		robots $work/robots.txt
 		verify off
@@ -119,8 +156,8 @@ CFG
 		$ja4hdr"
 [ "$mode" = behaviour ] && off_opts="$off_opts
 		$ja4hdr"
-config on 18443 "$on_opts"
-config off 18444 "$off_opts"
+config on 18443 "$on_opts" "$on_servers"
+config off 18444 "$off_opts" "$([ "$mode" = framing ] && echo "$off_servers" || echo "$on_servers")"
 pin_caddy=() pin_wrk=()
 if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
 	pin_caddy=(taskset -c 1) pin_wrk=(taskset -c 0)
@@ -193,7 +230,15 @@ for m in keep-alive handshakes; do
 done
 # What the fronts made of wrk: with the check on, class poser and its
 # evidence (the first line of each kind; repeats are counted, not logged).
-if [ "$mode" = behaviour ] || [ "$mode" = posers ] && [ "$client" != poser ]; then
+if [ "$mode" = framing ]; then
+	framed() { curl -sk -o /dev/null -D - "${hdrs[@]}" "https://localhost:$1/framing-check" | tr -d '\r' | awk -F': ' 'tolower($1) == "x-framing" { print $2 }'; }
+	on_print=$(framed 18443) off_print=$(framed 18444)
+	if [ -z "$on_print" ] || [ -n "$off_print" ]; then
+		echo "framing: the on front read \"$on_print\", the off front \"$off_print\"; want a fingerprint and none" >&2
+		exit 1
+	fi
+	echo "framing on: curl's connection is framed as $on_print; off: none"
+elif [ "$mode" = behaviour ] || [ "$mode" = posers ] && [ "$client" != poser ]; then
 	if grep -q '"class":"poser"' "$work/on.decisions.log" "$work/off.decisions.log"; then
 		echo "wrk with a browser's headers was judged a poser" >&2
 		exit 1

@@ -21,7 +21,8 @@ import (
 // TestExampleConfigs: every example Caddyfile is formatted, adapts without
 // warnings, and passes Caddy's validation (every module provisioned, as
 // `caddy validate` does), with its absolute paths moved to a temporary
-// directory; a server that trusts proxies reads them strictly.
+// directory; a server that trusts proxies reads them strictly; every
+// server with robots_guard has both its wrappers.
 func TestExampleConfigs(t *testing.T) {
 	files, err := filepath.Glob("*.Caddyfile")
 	if err != nil || len(files) == 0 {
@@ -101,6 +102,51 @@ func checkCaddyfile(t *testing.T, file string, body []byte) {
 		t.Errorf("validate: %v", err)
 	}
 	checkStrictProxies(t, out)
+	checkWrappers(t, out)
+}
+
+// checkWrappers: every server with robots_guard reads how its clients'
+// HTTP stacks speak and, over HTTP/3, their QUIC stacks: its
+// listener_wrappers have robots_guard and its packet_conn_wrappers
+// robots_guard_quic. The directive adds both; a servers block replaces
+// both, and Caddy applies only the first servers block that matches a
+// server, so the one block must name both.
+func checkWrappers(t *testing.T, adapted []byte) {
+	t.Helper()
+	var cfg struct {
+		Apps struct {
+			HTTP struct {
+				Servers map[string]struct {
+					Routes             json.RawMessage   `json:"routes"`
+					ListenerWrappers   []json.RawMessage `json:"listener_wrappers"`
+					PacketConnWrappers []json.RawMessage `json:"packet_conn_wrappers"`
+				} `json:"servers"`
+			} `json:"http"`
+		} `json:"apps"`
+	}
+	if err := json.Unmarshal(adapted, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	has := func(wrappers []json.RawMessage, name string) bool {
+		for _, w := range wrappers {
+			var m struct{ Wrapper string }
+			if json.Unmarshal(w, &m) == nil && m.Wrapper == name {
+				return true
+			}
+		}
+		return false
+	}
+	for name, srv := range cfg.Apps.HTTP.Servers {
+		if !strings.Contains(string(srv.Routes), `"handler":"robots_guard"`) {
+			continue
+		}
+		if !has(srv.ListenerWrappers, "robots_guard") {
+			t.Errorf("server %s has robots_guard but not its listener wrapper: add listener_wrappers { robots_guard } to the servers block", name)
+		}
+		if !has(srv.PacketConnWrappers, "robots_guard_quic") {
+			t.Errorf("server %s has robots_guard but not its QUIC wrapper: add packet_conn_wrappers { robots_guard_quic } to the servers block", name)
+		}
+	}
 }
 
 // checkStrictProxies: a server that trusts proxies reads X-Forwarded-For

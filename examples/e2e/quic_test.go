@@ -26,8 +26,9 @@ import (
 // "Disallow: /private/", quic-go's HTTP/3 client with a desktop Chrome
 // User-Agent and all of a Chrome navigation's headers is refused the
 // disallowed page from its first request (403, X-Robots-Guard:
-// disallowed, evidence "tls,quic": its connection's hello is of Go's TLS
-// family, its transport parameters quic-go's) and throttled (429,
+// disallowed, evidence "tls,quic,framing": its connection's hello is of
+// Go's TLS family, its transport parameters and HTTP/3 SETTINGS
+// quic-go's) and throttled (429,
 // Retry-After); real
 // Chromium and Firefox ESR over HTTP/3 load a page with 12 images and a
 // style sheet, pages in quick succession, the disallowed pages, a reload,
@@ -70,8 +71,8 @@ func TestQUIC(t *testing.T) {
 		}
 		resp, body := get(sites.urls[0] + "/private/secret.html")
 		ev := resp.Header.Get("X-Robots-Guard-Evidence")
-		if resp.StatusCode != 403 || resp.Header.Get("X-Robots-Guard") != "disallowed" || ev != "tls,quic" || strings.Contains(body, "private plans") {
-			t.Errorf("first request: %d, X-Robots-Guard %q, evidence %q, body %.200q; want 403 disallowed with evidence tls,quic, not the page",
+		if resp.StatusCode != 403 || resp.Header.Get("X-Robots-Guard") != "disallowed" || ev != "tls,quic,framing" || strings.Contains(body, "private plans") {
+			t.Errorf("first request: %d, X-Robots-Guard %q, evidence %q, body %.200q; want 403 disallowed with evidence tls,quic,framing, not the page",
 				resp.StatusCode, resp.Header.Get("X-Robots-Guard"), ev, body)
 		}
 		served, throttled := 0, false
@@ -102,8 +103,8 @@ func TestQUIC(t *testing.T) {
 				first = &struct{ class, evidence, quic, ja4 string }{e.Class, e.Evidence, e.QUIC, e.JA4}
 			}
 		}
-		if first == nil || first.class != "poser" || first.evidence != "tls,quic" || first.quic != "q1_g.5.6.7.4.8.9.1.3.b.e.f" || !strings.HasPrefix(first.ja4, "q13") {
-			t.Errorf("decision of the first request: %+v, want a poser with evidence tls,quic and quic-go's fingerprint", first)
+		if first == nil || first.class != "poser" || first.evidence != "tls,quic,framing" || first.quic != "q1_g.5.6.7.4.8.9.1.3.b.e.f" || !strings.HasPrefix(first.ja4, "q13") {
+			t.Errorf("decision of the first request: %+v, want a poser with evidence tls,quic,framing and quic-go's fingerprint", first)
 		}
 		t.Logf("quic-go as Chrome over HTTP/3: refused /private/ on its first request (evidence %s, QUIC %s, JA4 %s); %d pages served, then 429",
 			ev, first.quic, first.ja4, served)

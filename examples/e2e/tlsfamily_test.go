@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/robotsguard/robotsguard/evidence"
 	"github.com/robotsguard/robotsguard/internal/browserctl"
 	"github.com/robotsguard/robotsguard/internal/tlsclients"
 )
@@ -67,10 +68,12 @@ func (b familyBrowser) name() string {
 // its first request (403, X-Robots-Guard: disallowed, evidence tls, not the
 // page) and throttled (429 with Retry-After) when it fetches ten allowed
 // pages back to back: with no browser headers (tls,sec-fetch), and with
-// every header of a real Chromium navigation copied (tls alone: its family
-// says Go). quic-go over HTTP/3 with the same headers is caught alike (Go's
-// crypto/tls under QUIC, the family the QUIC wrapper reads of its
-// connection's own hello; quic-go's transport parameters too: tls,quic). Real Chromium and Firefox ESR, headless, load a
+// every header of a real Chromium navigation copied (tls: its family says
+// Go), Go's HTTP framing named too (framing). quic-go over HTTP/3 with the
+// same headers is caught alike (Go's crypto/tls under QUIC, the family the
+// QUIC wrapper reads of its connection's own hello; quic-go's transport
+// parameters and HTTP/3 SETTINGS too: tls,quic,framing). Real Chromium and
+// Firefox ESR, headless, load a
 // page with 12 images and a style sheet, pages in quick succession and the
 // disallowed pages: over HTTP/1.1 with their own User-Agents (with a
 // reload and a step back), and over h1, h2 and h3 with the other engine's
@@ -87,11 +90,11 @@ func TestTLSFamily(t *testing.T) {
 	}
 	navUA, navHeader := chromeNavigation(t)
 	posers := []familyPoser{
-		{"go, chrome's ciphers", "h1", poserChrome, nil, "tls,sec-fetch"},
-		{"go, chrome's ciphers", "h2", poserChrome, nil, "tls,sec-fetch"},
-		{"go, chrome's ciphers and headers", "h1", navUA, navHeader, "tls"},
-		{"go, chrome's ciphers and headers", "h2", navUA, navHeader, "tls"},
-		{"quic-go, chrome's headers", "h3", navUA, navHeader, "tls,quic"},
+		{"go, chrome's ciphers", "h1", poserChrome, nil, "tls,sec-fetch,framing"},
+		{"go, chrome's ciphers", "h2", poserChrome, nil, "tls,sec-fetch,framing"},
+		{"go, chrome's ciphers and headers", "h1", navUA, navHeader, "tls,framing"},
+		{"go, chrome's ciphers and headers", "h2", navUA, navHeader, "tls,framing"},
+		{"quic-go, chrome's headers", "h3", navUA, navHeader, "tls,quic,framing"},
 	}
 	browsers := []familyBrowser{
 		{"chromium", "h1", "", true},
@@ -416,7 +419,7 @@ func familyServerSaw(t *testing.T, sites *tlsSites, i int, b familyBrowser, res 
 		}
 		res.ja4 = e.JA4
 		codes := strings.Split(e.Evidence, ",")
-		decisive := slices.ContainsFunc(codes, func(c string) bool { return c == "tls" || c == "sec-fetch" || c == "gecko" })
+		decisive := slices.ContainsFunc(codes, func(c string) bool { e, _ := evidence.ParseEvidence(c); return evidence.Decisive&e != 0 })
 		if e.Action != "allow" {
 			res.refused++
 		}

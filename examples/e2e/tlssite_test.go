@@ -17,9 +17,12 @@ import (
 
 // tlsSites is the real binary serving HTTPS sites (h1, h2, h3) on
 // 127.0.0.1 and ::1, their certificate from a test CA, every decision
-// logged. The servers block lists the QUIC wrapper, as an operator with a
-// servers block must (Caddy replaces the wrapper that robots_guard adds
-// with the block's packet_conn_wrappers).
+// logged, each connection's framing read. The one servers block lists
+// both wrappers, the listener wrapper robots_guard (the framing) and the
+// packet conn wrapper robots_guard_quic, as an operator with a servers
+// block must: Caddy replaces the wrappers robots_guard adds with the
+// block's listener_wrappers and packet_conn_wrappers, and applies only
+// the first servers block that matches a server.
 type tlsSites struct {
 	// urls are the sites' base URLs (https://localhost:port, no slash).
 	urls []string
@@ -91,6 +94,9 @@ func startTLSSites(t *testing.T, ca *tlsclients.CA, o tlsSiteOptions) *tlsSites 
 	grace_period 1s
 	servers {
 		protocols h1 h2 h3
+		listener_wrappers {
+			robots_guard
+		}
 		packet_conn_wrappers {
 			robots_guard_quic
 		}

@@ -115,6 +115,20 @@ func Each[E any](path string, list []E, check func(E) error) error {
 	return nil
 }
 
+// Map makes each element of list at path into what f makes of it; an
+// error is the first element's, named path[i].
+func Map[E, R any](path string, list []E, f func(E) (R, error)) ([]R, error) {
+	var out []R
+	for i, e := range list {
+		r, err := f(e)
+		if err != nil {
+			return nil, Wrap(fmt.Sprintf("%s[%d]", path, i), err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 // ErrorStatus checks the status code of a refusal at path (400-599; 0
 // reads as def) and returns it.
 func ErrorStatus(path string, code, def int) (int, error) {
