@@ -124,11 +124,15 @@ func (e *Engine) Crawler(req *Request) Crawler {
 }
 
 // Fingerprint is the one function that says how a client speaks, for the
-// key of an undeclared bot or a poser: today its JA4 (TLS) fingerprint; a
-// framing fingerprint (HTTP/2, HTTP/1.1, QUIC) joins it here. A client
-// without one (plain HTTP) has the fingerprint of the empty string: within
-// a network, every such client is one crawler. The User-Agent is not part
-// of it: a client that rotates its User-Agent stays one crawler.
+// key of an undeclared bot or a poser: its JA4 (TLS) fingerprint. The
+// framing and QUIC fingerprints are left out on purpose: a finer key only
+// splits a crawler, and an HTTP/2 library's SETTINGS or a QUIC stack's
+// transport parameters are one line of its caller's code to vary per
+// address, where JA4 sorts what a caller can reorder. They stay evidence
+// (a poser is keyed here by what it speaks, found by them). A client
+// without a JA4 (plain HTTP) has the fingerprint of the empty string:
+// within a network, every such client is one crawler. The User-Agent is
+// not part of it: a client that rotates its User-Agent stays one crawler.
 func Fingerprint(req *Request) uint64 {
 	return hashString(req.JA4)
 }
