@@ -270,7 +270,7 @@ func TestJudgeNoAllocations(t *testing.T) {
 }
 
 // TestEvidenceHeaders: the X-Robots-Guard-Evidence value of every set of
-// findings (every code evidence knows, tls to framing-family) is its codes,
+// findings (every code evidence knows, tls to behaviour) is its codes,
 // made once: the second of a kind allocates nothing.
 func TestEvidenceHeaders(t *testing.T) {
 	n := 0
@@ -280,7 +280,7 @@ func TestEvidenceHeaders(t *testing.T) {
 		}
 		n++
 	}
-	if n != 12 || evidence.All != 1<<n-1 {
+	if n != 13 || evidence.All != 1<<n-1 {
 		t.Errorf("%d findings, All %b", n, evidence.All)
 	}
 	for e := range evidence.All + 1 {
@@ -288,7 +288,7 @@ func TestEvidenceHeaders(t *testing.T) {
 			t.Errorf("%b: %q, want %q", uint16(e), got, e.String())
 		}
 	}
-	if got := evidenceHeader(evidence.All); !strings.Contains(got, "quic-family") || !strings.HasSuffix(got, ",framing,framing-family") {
+	if got := evidenceHeader(evidence.All); !strings.Contains(got, "quic-family") || !strings.HasSuffix(got, ",framing,framing-family,behaviour") {
 		t.Errorf("all findings: %q", got)
 	}
 	if n := testing.AllocsPerRun(100, func() { evidenceHeader(evidence.TLSStack | evidence.FramingStack) }); n != 0 {
