@@ -43,10 +43,12 @@ Disallow: /docs/
 // spellings, queries, trailing slashes, dot segments, the trap), each sent
 // by curl from an address of its own: check's verdict is the handler's
 // status, and its reason, class, group and rule line are those the
-// handler logged and named in X-Robots-Guard-Rule.
+// handler logged and named in X-Robots-Guard-Rule. Each address is its
+// own client (crawler_share 0: no key across a UA's 24 addresses of one
+// /24), as check judges each request alone.
 func TestCheckAgreesWithHandler(t *testing.T) {
 	need(t, "curl")
-	s := start(t, options{robots: agreeRobots, ownRobots: true, trustProxy: true, guard: "block_class ai-training\n\t\tlog_allowed 1\n\t\tlog_repeats 0"})
+	s := start(t, options{robots: agreeRobots, ownRobots: true, trustProxy: true, guard: "block_class ai-training\n\t\tlog_allowed 1\n\t\tlog_repeats 0\n\t\tcrawler_share 0"})
 	uas := []string{
 		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
 		"Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",

@@ -34,7 +34,10 @@ var lostState = regexp.MustCompile(`"level":"warn".*the Redis store lost its sta
 func TestFleetMemory(t *testing.T) {
 	need(t)
 	rs := redistest.Start(t)
-	guard := "store redis " + rs.URL + " {\n\t\t\ttimeout 300ms\n\t\t}"
+	// The two instances listen on ports of their own, so their sites'
+	// names differ: they share their state by naming one zone (the default
+	// zone is the site's name).
+	guard := "zone default\n\t\tstore redis " + rs.URL + " {\n\t\t\ttimeout 300ms\n\t\t}"
 	a := start(t, options{trustProxy: true, guard: guard})
 	b := start(t, options{trustProxy: true, guard: guard})
 	c := redis.NewClient(&redis.Options{Addr: rs.Addr})
