@@ -7,6 +7,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/netip"
+	"os"
+	"regexp"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,5 +244,113 @@ func TestBehaveFleet(t *testing.T) {
 	}
 	if apart <= alone {
 		t.Errorf("two instances apart held the crawler after %d pages, one after %d: the test cannot tell sharing", apart, alone)
+	}
+}
+
+// TestBehaviourFloodRedis: distinct clients (one address each, 256 to a
+// group) each navigating through engines on Redis under the memory
+// settings docs/fleet.md gives (maxmemory 64mb here, volatile-ttl), after
+// a crawler was held: Redis stays within its memory, the crawler is held
+// after the flood, and the instance's heap does not grow with it. It logs
+// what a summary takes in Redis. 20,000 clients by default;
+// ROBOTSGUARD_FLOOD=500000 runs the issue's figure.
+func TestBehaviourFloodRedis(t *testing.T) {
+	n := 20_000
+	if v, err := strconv.Atoi(os.Getenv("ROBOTSGUARD_FLOOD")); err == nil && v > 0 {
+		n = v
+	}
+	if testing.Short() {
+		n = 2_000
+	}
+	srv := redistest.Start(t)
+	for _, kv := range [][2]string{{"maxmemory", "64mb"}, {"maxmemory-policy", "volatile-ttl"}} {
+		if reply, err := srv.Do("CONFIG", "SET", kv[0], kv[1]); err != nil || reply != "+OK" {
+			t.Fatalf("CONFIG SET %s: %q %v", kv[0], reply, err)
+		}
+	}
+	var clock atomic.Int64
+	clock.Store(time.Unix(1_800_000_000, 0).UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Add(int64(time.Microsecond))) }
+	s := storeOn(t, srv, Options{Now: now})
+	e, err := enforce.New(enforce.Config{Now: now}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classifier, err := uaclass.New(uaclass.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := policy.Compile(policy.Parse([]byte("User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n")))
+	h := http.Header{"User-Agent": {"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"},
+		"Sec-Fetch-Site": {"none"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"document"}, "Sec-Fetch-User": {"?1"}}
+	const ja4 = "t13d1516h2_8daaf6152771_d8a2da3f94cd"
+	nav := func(ip netip.Addr, target string) *enforce.Request {
+		rd := enforce.Reader{Classifier: classifier, Engine: e}
+		var out enforce.Reading
+		f := &enforce.Facts{ClientIP: ip, URI: target, Scheme: "https", Origin: evidence.Secure, JA4: ja4,
+			TLS: evidence.TLS{Known: true, Browser: true, Family: "chromium"}}
+		if err := rd.Read(&http.Request{Method: "GET", Header: h, Host: "example.com"}, f, p, &out); err != nil {
+			t.Error(err)
+		}
+		e.Decide(&out.Request, p)
+		return &out.Request
+	}
+	crawler := netip.MustParseAddr("203.0.113.1")
+	for i := range 8 {
+		nav(crawler, fmt.Sprintf("/p%d", i))
+	}
+	if r := nav(crawler, "/p8"); r.UA.Class != uaclass.Poser {
+		t.Fatal("the crawler is not held before the flood")
+	}
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	ctx := context.Background()
+	nav(netip.MustParseAddr("198.51.100.7"), "/one")
+	sizes := map[string]int64{}
+	for _, key := range c.Keys(ctx, "*b{*").Val() {
+		sizes[key] = c.MemoryUsage(ctx, key).Val()
+		t.Logf("%s: %d bytes (MEMORY USAGE), value %d bytes", key, sizes[key], c.StrLen(ctx, key).Val())
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(n) {
+					return
+				}
+				nav(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), "/x")
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	info := c.Info(ctx, "memory", "stats", "keyspace").Val()
+	field := func(name string) string {
+		if m := regexp.MustCompile(`(?m)^` + name + `:(\S+)`).FindStringSubmatch(info); m != nil {
+			return m[1]
+		}
+		return "?"
+	}
+	used, _ := strconv.ParseInt(field("used_memory"), 10, 64)
+	t.Logf("%d distinct clients' navigations in %v (%d round trips): Redis used_memory %s (maxmemory 64mb), evicted_keys %s, %s; the instance's heap %d KiB before, %d KiB after",
+		n, elapsed.Round(time.Millisecond), s.RoundTrips(), field("used_memory_human"), field("evicted_keys"), field("db0"), before.HeapAlloc>>10, after.HeapAlloc>>10)
+	if used > 64<<20 {
+		t.Errorf("Redis uses %d bytes, above its maxmemory", used)
+	}
+	if after.HeapAlloc > before.HeapAlloc+16<<20 {
+		t.Errorf("the instance's heap grew from %d to %d bytes", before.HeapAlloc, after.HeapAlloc)
+	}
+	if r := nav(crawler, "/p9"); r.UA.Class != uaclass.Poser {
+		t.Error("the flood lifted the crawler's hold")
 	}
 }
