@@ -25,7 +25,7 @@ import (
 // network, "~" and the hash for a group (the group's network within the
 // tag: a crawler network longer than /24, /48 splits the group). A
 // summary takes 39 bytes and 8 per target of the window; it expires two
-// windows after its last navigation (20 s by default), or a minute after
+// windows and a minute after its last navigation (80 s by default), or a minute after
 // its hold ends, so that under maxmemory-policy volatile-ttl Redis evicts
 // the summaries of a flood first, then the holds, and the blocks last.
 
