@@ -354,3 +354,37 @@ func TestBehaviourFloodRedis(t *testing.T) {
 		t.Error("the flood lifted the crawler's hold")
 	}
 }
+
+// TestBehaveCluster: on a Redis Cluster, a navigation's summaries and its
+// address's record are one script's keys (one hash slot) in every
+// network, and a crawler's 8th distinct page holds it.
+func TestBehaveCluster(t *testing.T) {
+	_, url := redistest.StartCluster(t, 3)
+	c, err := Open(url, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Client: c, Timeout: 2 * time.Second})
+	t.Cleanup(func() { s.Close(); c.Close() })
+	cfg := behaviour.Default
+	group, member := cfg.Group()
+	now := time.Unix(1_800_000_000, 0)
+	for i := range 30 {
+		ip := netip.AddrFrom4([4]byte{10, byte(i), 0, 1})
+		p := netip.PrefixFrom(ip, 32)
+		gnet, _ := ip.Prefix(24)
+		k := enforce.AddrKey(enforce.Key{Prefix: p, Net: gnet})
+		for j := range 8 {
+			now = now.Add(100 * time.Millisecond)
+			n := &enforce.Navigation{Request: behaviour.Request{Mode: "navigate", Dest: "document", Site: "none", User: "?1", Gestures: true,
+				Target: behaviour.Hash(fmt.Sprintf("/p%d", j))}, Print: 0x9f3a, Prefix: p, Group: gnet, Client: cfg, GroupConfig: group, Member: member}
+			_, v, ok := s.Behave(k, now, enforce.Op{Peek: true}, n)
+			if !ok {
+				t.Fatalf("network %d: Redis did not answer", i)
+			}
+			if v.Held != (j == 7) {
+				t.Fatalf("network %d, page %d: %+v", i, j, v)
+			}
+		}
+	}
+}
