@@ -30,9 +30,11 @@ import (
 // serves the client as a browser; posers "off" and behaviour "off" read
 // nothing.
 //
-// The summaries are kept in process, bounded (behaviourTable), apart
-// from the Store: a fleet shares its blocks and strikes but each instance
-// judges behaviour by what it saw.
+// The summaries are kept in process, bounded (behaviourTable), unless the
+// Store keeps them for a fleet ([BehaviourStore], the Redis store): then a
+// navigation's summaries travel in the round trip that reads the client's
+// address state, so every instance judges what the fleet saw. While such a
+// store cannot answer, the in-process tables do.
 
 // BehaviourSettings are the behaviour evidence's options as a
 // configuration writes them; a zero value is the default
@@ -113,26 +115,36 @@ func (e *Engine) ReadBehaviour(ua *uaclass.Result, f *Facts, h http.Header) (b b
 // req.Evidence and, with posers "enforce", makes it a poser. p is the
 // served robots.txt, whose "*" group says which navigations are to
 // disallowed targets. It allocates nothing but a new summary's slot.
-func (e *Engine) behave(req *Request, p *policy.Policy, now int64) {
+//
+// With a [BehaviourStore] it also reads the address's state (the peek a
+// browser's request makes) in the same round trip, and returns it with
+// peeked true.
+func (e *Engine) behave(req *Request, p *policy.Policy, now int64) (peek Outcome, peeked bool) {
 	b := &req.Behaviour
 	if !req.behaviourRead {
-		return
+		return peek, false
 	}
 	if !b.Navigation() {
-		return
+		return peek, false
 	}
 	bs := e.behaviours
 	ip := clientAddr(req.IP)
-	fp := maphash.String(bs.seed, req.JA4)
-	cfg := &e.cfg.Behaviour
 	if b.MayCount() {
 		b.Target = behaviour.Hash(req.Target.Normal)
 		b.Disallowed = p != nil && !req.Invalid && !starReference(req, p).Allowed
 	}
-	if bs.groups.observe(bs.key(behaviourNet(ip), fp, e.cfg.DryRun, 1), now, b, &e.behaviourGroup).Held {
-		cfg = &e.behaviourMember
+	var v behaviour.Verdict
+	if e.shared != nil {
+		v, peek, peeked = e.behaveShared(req, ip, now)
 	}
-	v := bs.clients.observe(bs.key(e.key(ip, "").Prefix, fp, e.cfg.DryRun, 0), now, b, cfg)
+	if !peeked {
+		fp := maphash.String(bs.seed, req.JA4)
+		cfg := &e.cfg.Behaviour
+		if bs.groups.observe(bs.key(behaviourNet(ip), fp, e.cfg.DryRun, 1), now, b, &e.behaviourGroup).Held {
+			cfg = &e.behaviourMember
+		}
+		v = bs.clients.observe(bs.key(e.key(ip, "").Prefix, fp, e.cfg.DryRun, 0), now, b, cfg)
+	}
 	if !v.Held || !v.Counted {
 		// Only the self-started navigations of a held client are held:
 		// the clicks, reloads and images of people who share its address
@@ -147,6 +159,50 @@ func (e *Engine) behave(req *Request, p *policy.Policy, now int64) {
 		req.UA = uaclass.Result{Class: uaclass.Poser, Claim: req.UA.Claim}
 		req.BrowserLike, req.CrossSite = false, false
 	}
+	return peek, peeked
+}
+
+// BehaviourStore is a [Store] that keeps the behaviour summaries for a
+// fleet. [New] uses it when its store implements it.
+type BehaviourStore interface {
+	// Behave adds the navigation n, made at now, to the summaries of its
+	// group and of its client, as the in-process tables do (see
+	// behaviourTable.observe: the group's first, under n.Group; then the
+	// client's under n.Member when the group is held, else n.Client),
+	// applies op to key, and returns the outcome and the client's
+	// verdict, in one round trip. ok is false when the store could not
+	// do it (it cannot reach its server): then it did nothing, and the
+	// engine judges in process and applies op as usual.
+	Behave(key Key, now time.Time, op Op, n *Navigation) (out Outcome, v behaviour.Verdict, ok bool)
+}
+
+// Navigation is one navigation for a [BehaviourStore]: its request (a
+// navigation, behaviour.Request.Navigation), its client and group, and
+// the thresholds.
+type Navigation struct {
+	Request behaviour.Request
+	// Print is the hash of the client's TLS fingerprint (its JA4), the
+	// same on every instance.
+	Print uint64
+	// Prefix is the client's address prefix, Group its group's network
+	// (/24, /48).
+	Prefix, Group netip.Prefix
+	// DryRun marks a dry-run engine's summaries.
+	DryRun bool
+	// Client, GroupConfig and Member are the thresholds of a client, of a
+	// group, and of a client of a group that behaves as a crawler.
+	Client, GroupConfig, Member behaviour.Config
+}
+
+// behaveShared judges the navigation with the fleet's summaries, along
+// with the peek a browser's request makes of its address; peeked is false
+// when the store could not answer.
+func (e *Engine) behaveShared(req *Request, ip netip.Addr, now int64) (v behaviour.Verdict, peek Outcome, peeked bool) {
+	k := e.key(ip, req.UA.Token())
+	n := &Navigation{Request: req.Behaviour, Print: hashString(req.JA4), Prefix: k.Prefix, Group: behaviourNet(ip), DryRun: k.DryRun,
+		Client: e.cfg.Behaviour, GroupConfig: e.behaviourGroup, Member: e.behaviourMember}
+	peek, v, peeked = e.shared.Behave(AddrKey(k), time.Unix(0, now), Op{Peek: true}, n)
+	return v, peek, peeked
 }
 
 // behaviourNet is the network of a group: /24 for IPv4, /48 for IPv6.

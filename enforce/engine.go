@@ -27,6 +27,8 @@ type Engine struct {
 	// as a crawler (behaviour.go).
 	behaviours                      *behaviours
 	behaviourGroup, behaviourMember behaviour.Config
+	// shared is the store when it keeps the summaries for a fleet.
+	shared BehaviourStore
 }
 
 // New returns an Engine with the given configuration and store. A nil store
@@ -68,6 +70,7 @@ func New(cfg Config, store Store) (*Engine, error) {
 	if !cfg.BehaviourOff && cfg.Posers != PosersOff {
 		e.behaviours = newBehaviours(cfg.BehaviourClients)
 		e.behaviourGroup, e.behaviourMember = cfg.Behaviour.Group()
+		e.shared, _ = store.(BehaviourStore)
 	}
 	return e, nil
 }
@@ -139,8 +142,10 @@ func New(cfg Config, store Store) (*Engine, error) {
 // BrowserDisallowed (claimWalk, claims.go).
 func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	now := e.cfg.Now()
+	var peek Outcome
+	peeked := false
 	if e.behaviours != nil && req.UA.Class == uaclass.Browser {
-		e.behave(req, p, now.UnixNano()) // behaviour.go: may make it a poser
+		peek, peeked = e.behave(req, p, now.UnixNano()) // behaviour.go: may make it a poser
 	}
 	ua := &req.UA
 	d := Decision{DryRun: e.cfg.DryRun, Person: ua.Class == uaclass.Browser, at: now.UnixNano()}
@@ -171,7 +176,10 @@ func (e *Engine) Decide(req *Request, p *policy.Policy) Decision {
 	if ua.Class == uaclass.Browser {
 		// robots.txt is not addressed to people: only an address block
 		// applies, and a person is refused at once, never tarpitted.
-		out := e.store.Apply(addr, now, Op{Peek: true})
+		out := peek // a fleet's behaviour store peeked with the summaries
+		if !peeked {
+			out = e.store.Apply(addr, now, Op{Peek: true})
+		}
 		d.sawRobots(out.State.RobotsAt)
 		if out.Blocked {
 			d = e.refuse(d, ReasonBlockedClient, out)
