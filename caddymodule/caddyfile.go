@@ -366,6 +366,22 @@ func pairOption(usage, second string, paths [2]string, read ...func(h *Handler, 
 	}}
 }
 
+// noneAtZero returns the option that sets a whole number, at path, where
+// 0 (none, or off) is written -1 in JSON, in which 0 is the default
+// (grace, crawler_share).
+func noneAtZero(path string, to func(h *Handler) *int) caddyfileOption {
+	return caddyfileOption{read: func(h *Handler, r *optionReader) error {
+		p := to(h)
+		if err := r.set(path).integer(p); err != nil {
+			return err
+		}
+		if *p == 0 {
+			*p = -1
+		}
+		return nil
+	}}
+}
+
 // countArg reads a whole number above zero (zero would read as "the
 // default" in JSON: an explicit one is refused).
 func countArg(to func(h *Handler) *int) func(h *Handler, r *optionReader, arg string) error {
@@ -424,27 +440,13 @@ var caddyfileOptions = map[string]caddyfileOption{
 	"rate": mapOption("rates", "<class> <duration>", "class '%s' already has a rate", nil, (*optionReader).duration,
 		func(h *Handler) *map[string]caddy.Duration { return &h.Rates }),
 	"burst": fieldOption("burst", func(h *Handler) *int { return &h.Burst }),
-	"grace": {read: func(h *Handler, r *optionReader) error {
-		if err := r.set("grace").integer(&h.Grace); err != nil {
-			return err
-		}
-		if h.Grace == 0 {
-			h.Grace = -1 // none; in JSON, 0 is the default
-		}
-		return nil
-	}},
+	"grace": noneAtZero("grace", func(h *Handler) *int { return &h.Grace }),
 	"strikes": pairOption("<n> [<per address>]", "<per address>", [2]string{"strikes", "address_strikes"},
 		countArg(func(h *Handler) *int { return &h.Strikes }), countArg(func(h *Handler) *int { return &h.AddressStrikes })),
-	"ipv4_prefix": fieldOption("ipv4_prefix", func(h *Handler) *int { return &h.IPv4Prefix }),
-	"ipv6_prefix": fieldOption("ipv6_prefix", func(h *Handler) *int { return &h.IPv6Prefix }),
-	"window":      fieldOption("window", func(h *Handler) *caddy.Duration { return &h.Window }),
-	"crawler_share": {read: func(h *Handler, r *optionReader) error {
-		err := r.set("crawler_share").integer(&h.CrawlerShare)
-		if h.CrawlerShare == 0 {
-			h.CrawlerShare = -1 // off; in JSON, 0 is the default
-		}
-		return err
-	}},
+	"ipv4_prefix":         fieldOption("ipv4_prefix", func(h *Handler) *int { return &h.IPv4Prefix }),
+	"ipv6_prefix":         fieldOption("ipv6_prefix", func(h *Handler) *int { return &h.IPv6Prefix }),
+	"window":              fieldOption("window", func(h *Handler) *caddy.Duration { return &h.Window }),
+	"crawler_share":       noneAtZero("crawler_share", func(h *Handler) *int { return &h.CrawlerShare }),
 	"crawler_ipv4_prefix": fieldOption("crawler_ipv4_prefix", func(h *Handler) *int { return &h.CrawlerIPv4Prefix }),
 	"crawler_ipv6_prefix": fieldOption("crawler_ipv6_prefix", func(h *Handler) *int { return &h.CrawlerIPv6Prefix }),
 	"cooldown": pairOption("<duration> [<max>]", "<max>", [2]string{"cooldown", "max_cooldown"},

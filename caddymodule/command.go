@@ -98,7 +98,6 @@ func (s siteHandler) Prepare(now func() time.Time) error {
 	if err != nil {
 		return err
 	}
-	h.headers = policy.HeaderRules{RobotsTag: set.index, Usage: set.usage}
 	cfg := set.engine
 	cfg.Now = now
 	if h.classifier, err = uaclass.New(uaclass.Options{Extra: h.Bots, CacheBytes: -1}); err != nil {

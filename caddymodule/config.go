@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -19,8 +20,6 @@ import (
 // defaults checkConfig writes into the Handler's own fields.
 type settings struct {
 	engine enforce.Config
-	index  policy.RobotsTagRules
-	usage  policy.UsageRules
 	// verify is nil when verification is off.
 	verify *uaclass.VerifierOptions
 	// ranges are the ranges URLs to fetch.
@@ -36,7 +35,8 @@ type settings struct {
 // checkConfig checks every value of the configuration and fills in the
 // defaults the handler owns (robots_refresh, mode, canonical, serve_robots,
 // tarpit_max, deny and throttle statuses; the zone's is Provision's, by the
-// site); the defaults of the engine, the
+// site) and resolves what Provision and the commands use as checked (the
+// response header rules, the fingerprint options); the defaults of the engine, the
 // store, the classifier and the verifier are theirs, applied to zero
 // values. It is the one place where values are checked, for the Caddyfile
 // and JSON alike: Provision calls it before it uses anything, and the
@@ -107,9 +107,7 @@ func (h *Handler) check() (*settings, error) {
 		return nil, err
 	}
 	s.engine, h.TarpitMax = cfg, cfg.TarpitMax // its default written back, as the others
-	if h.Mode == "" {
-		h.Mode = "enforce"
-	}
+	h.Mode = cmp.Or(h.Mode, "enforce")
 	fetcher, refresh, err := source.Settings{Robots: h.Robots, Optional: h.RobotsOptional, Host: h.RobotsHost, Headers: h.RobotsHeaders, Refresh: time.Duration(h.RobotsRefresh)}.Check()
 	if err != nil {
 		return nil, err
@@ -146,18 +144,14 @@ func (h *Handler) check() (*settings, error) {
 	if s.logRepeats, err = report.CheckLogSettings(h.LogAllowed, (*time.Duration)(h.LogRepeats)); err != nil {
 		return nil, err
 	}
-	if s.index, err = field.Map("x_robots_tags", h.XRobotsTags, policy.IndexRule.Compile); err != nil {
+	if h.headers.RobotsTag, err = field.Map("x_robots_tags", h.XRobotsTags, policy.IndexRule.Compile); err != nil {
 		return nil, err
 	}
-	if s.usage, err = field.Map("content_usage_headers", h.ContentUsageHeaders, policy.UsageHeader.Compile); err != nil {
+	if h.headers.Usage, err = field.Map("content_usage_headers", h.ContentUsageHeaders, policy.UsageHeader.Compile); err != nil {
 		return nil, err
 	}
-	switch h.Canonical {
-	case "":
-		h.Canonical = "redirect"
-	case "redirect", "header", "off":
-	default:
-		return nil, field.Errorf("canonical", "unknown mode %q (want redirect, header or off)", h.Canonical)
+	if h.Canonical, err = enforce.CanonicalMode(h.Canonical); err != nil {
+		return nil, err
 	}
 	if h.prints, err = (enforce.FingerprintSettings{JA4: h.JA4, QUIC: h.QUIC, Header: h.JA4Header}).Check(); err != nil {
 		return nil, err

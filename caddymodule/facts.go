@@ -41,12 +41,9 @@ func varsOf(r *http.Request) map[string]any {
 	return vars
 }
 
-// clientIP returns the client IP Caddy determined (trusted_proxies
-// honoured), falling back to the connection's remote address. Headers such
-// as X-Forwarded-For are never read here.
-func clientIP(r *http.Request) netip.Addr { return clientIPIn(r, varsOf(r)) }
-
-// clientIPIn is clientIP with the request's variables.
+// clientIPIn returns the client IP Caddy determined (trusted_proxies
+// honoured) from the request's variables, falling back to the connection's
+// remote address. Headers such as X-Forwarded-For are never read here.
 func clientIPIn(r *http.Request, vars map[string]any) netip.Addr {
 	if s, ok := vars[caddyhttp.ClientIPVarKey].(string); ok && s != "" {
 		if ip, err := netip.ParseAddr(s); err == nil {

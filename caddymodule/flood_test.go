@@ -178,3 +178,6 @@ func TestServeHTTPClientIP(t *testing.T) {
 		t.Errorf("clientIP from RemoteAddr = %s", ip)
 	}
 }
+
+// clientIP is clientIPIn with the request's own variables, for the tests.
+func clientIP(r *http.Request) netip.Addr { return clientIPIn(r, varsOf(r)) }

@@ -2,7 +2,8 @@
 // robotsguard that imports Caddy: glue only. It registers the
 // http.handlers.robots_guard handler and its Caddyfile directive
 // robots_guard, the TLS handshake matcher that records JA4 fingerprints,
-// the Redis store module, the admin endpoints (review.Admin) and the
+// the listener and packet conn wrappers that read the framing and QUIC
+// fingerprints (wrappers.go), the Redis store module, the admin endpoints (review.Admin) and the
 // "caddy robots" commands (package cli); it gives the Caddy-free packages
 // what only Caddy knows (the client IP after trusted_proxies, the TLS
 // handshakes, the next handler, the storage, the loggers, the metrics
@@ -492,9 +493,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	h.headers = policy.HeaderRules{RobotsTag: set.index, Usage: set.usage}
-	h.metrics, err = sharedMetrics(ctx.GetMetricsRegistry())
-	if err != nil {
+	h.metrics = metrics.Process() // the process's collectors, registered on this config's registry
+	if err = h.metrics.Register(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("robots_guard: registering metrics: %v", err)
 	}
 	// The classifier and the verifier are kept across reloads (kept.go).
@@ -507,8 +507,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return err
 		}
 	}
-	if h.agents, err = newAgents(set.webBotAuth, h.metrics); err != nil {
-		return err
+	if h.agents, err = signature.NewAgents(set.webBotAuth, h.metrics.Signatures()); err != nil {
+		return fmt.Errorf("robots_guard: %v", err)
 	}
 	h.shared, err = joinState(h.Zone, h.MaxClients, h.MaxBlocks, time.Duration(h.StateTTL))
 	if err != nil {
@@ -548,8 +548,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		fleet = h.fleet
 	}
 	go h.shared.store.SweepEvery(watchCtx, time.Minute, fleet, func(tracked, blocked int) { h.metrics.SetTracked(h.Zone, tracked, blocked) })
-	h.fingerprintHandshakes(ctx) // tlsfingerprint.go
-	h.checkWrappers(ctx)         // wrappers.go
+	h.fingerprintHandshakes() // tlsfingerprint.go
+	h.checkWrappers(ctx)      // wrappers.go
 	h.decisions = report.NewDecisionLog(watchCtx, ctx.Logger(), report.DecisionLogOptions{Zone: h.Zone, Repeats: set.logRepeats, ClientPrefix: h.engine.ClientPrefix})
 	return nil
 }

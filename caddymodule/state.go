@@ -73,3 +73,11 @@ func (h *Handler) nameSite(ctx caddy.Context) {
 	h.Zone = cmp.Or(h.Zone, h.site, "default")
 	h.site = cmp.Or(h.site, h.Zone)
 }
+
+// zoneLeft drops the series of h's zone when no handler uses it any more
+// (a reload removed it).
+func (h *Handler) zoneLeft() {
+	if _, used := states.References(stateKey(h.Zone)); !used {
+		h.metrics.DropZone(h.Zone)
+	}
+}

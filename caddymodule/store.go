@@ -12,12 +12,11 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/enforce/redisstore"
 	"github.com/robotsguard/robotsguard/internal/field"
+	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/review"
 )
 
@@ -144,23 +143,8 @@ func (rs *RedisStore) join(h *Handler) (*redisstore.Store, error) {
 	s := v.(*pooledStore).store
 	// The store outlives this config: its hooks are this config's logger
 	// (the metrics are the process's).
-	zone, log, m := h.Zone, h.opsLogger, h.metrics
-	m.SetStoreUp(zone, s.Up())
-	s.SetHooks(redisstore.Hooks{
-		Fallback: func() { m.StoreFallback(zone) },
-		Down: func(err error) {
-			m.SetStoreUp(zone, false)
-			log.Warn("the Redis store cannot be reached; deciding without it until it answers again",
-				zap.String("zone", zone), zap.String("on_error", set.OnError.String()), zap.Error(err))
-		},
-		Up: func() {
-			m.SetStoreUp(zone, true)
-			log.Info("the Redis store answers again", zap.String("zone", zone))
-		},
-		Memory: func(r redisstore.Report) {
-			log.Log(zapcore.Level(r.Level()), r.Msg, append(redisstore.Fields(r, zap.Int), zap.String("zone", zone), zap.Error(r.Err))...)
-		},
-	})
+	h.metrics.SetStoreUp(h.Zone, s.Up())
+	s.SetHooks(report.StoreHooks(h.opsLogger, h.metrics, h.Zone, set.OnError.String()))
 	return s, nil
 }
 
@@ -260,39 +244,30 @@ func readStore(h *Handler, r *optionReader) error {
 		r.set("store.url")
 	}
 	outer := r.opt
+	// The block's options: timeout, and the strings.
+	strs := map[string]*string{"url": &rs.URL, "key_prefix": &rs.KeyPrefix, "on_error": &rs.OnError}
 	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		name := d.Val()
 		r.opt, r.tok = "store "+name, d.Token()
-		if seen[name] {
+		to, ok := strs[name]
+		var err error
+		switch {
+		case seen[name]:
 			return r.errf("already specified")
-		}
-		seen[name] = true
-		var v string
-		switch name {
-		case "url":
-			if rs.URL != "" && len(args) == 2 {
-				return r.errf("the url is already given after 'redis'")
-			}
-			if err := r.set("store.url").one(&rs.URL); err != nil {
-				return err
-			}
-		case "key_prefix":
-			if err := r.set("store.key_prefix").one(&rs.KeyPrefix); err != nil {
-				return err
-			}
-		case "timeout":
-			if err := r.set("store.timeout").positiveDuration(&rs.Timeout); err != nil {
-				return err
-			}
-		case "on_error":
-			if err := r.set("store.on_error").one(&v); err != nil {
-				return err
-			}
-			rs.OnError = v
+		case name == "url" && rs.URL != "" && len(args) == 2:
+			return r.errf("the url is already given after 'redis'")
+		case name == "timeout":
+			err = r.set("store.timeout").positiveDuration(&rs.Timeout)
+		case ok:
+			err = r.set("store." + name).one(to)
 		default:
 			return d.Errf("robots_guard: store: unrecognized option '%s' (want url, key_prefix, timeout or on_error)", name)
 		}
+		if err != nil {
+			return err
+		}
+		seen[name] = true
 	}
 	r.opt = outer
 	h.StoreRaw = caddyconfig.JSONModuleObject(rs, "module", "redis", nil)

@@ -54,9 +54,9 @@ func (JA4Matcher) Match(hello *tls.ClientHelloInfo) bool {
 // fingerprintHandshakes adds the matcher to each TLS connection policy of
 // the server being provisioned (Caddy provisions the policies after the
 // handlers) and forgets a TCP connection's entry when it closes.
-func (h *Handler) fingerprintHandshakes(ctx caddy.Context) {
-	srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
-	if !ok || h.JA4 == "off" {
+func (h *Handler) fingerprintHandshakes() {
+	srv := h.server
+	if srv == nil || h.JA4 == "off" {
 		return
 	}
 	if h.JA4Header != "" && srv.TrustedProxiesRaw == nil {
@@ -80,7 +80,7 @@ func (h *Handler) fingerprintHandshakes(ctx caddy.Context) {
 	}
 }
 
-// requestTLS sets the facts' fingerprints (enforce.Fingerprints) from
+// requestTLSIn sets the facts' fingerprints (enforce.Fingerprints) from
 // where Caddy found them. Behind a trusted proxy, from its ja4_header
 // (none without that option: the connection's handshake is the proxy's).
 // Over HTTP/1.1 and HTTP/2, from what the matcher recorded for the
@@ -90,12 +90,7 @@ func (h *Handler) fingerprintHandshakes(ctx caddy.Context) {
 // replace, as they could a record by address. Over TLS, the framing of
 // the connection too (wrappers.go; over HTTP/3 its SETTINGS, through w).
 // It allocates nothing once the connection's first request was read.
-func (h *Handler) requestTLS(w http.ResponseWriter, r *http.Request, f *enforce.Facts) {
-	h.requestTLSIn(w, r, varsOf(r), f)
-}
-
-// requestTLSIn is requestTLS with the request's variables, vars (facts
-// looks them up once per request).
+// vars are the request's variables (facts looks them up once per request).
 func (h *Handler) requestTLSIn(w http.ResponseWriter, r *http.Request, vars map[string]any, f *enforce.Facts) {
 	switch trusted, _ := vars[caddyhttp.TrustedProxyVarKey].(bool); {
 	case trusted:

@@ -230,3 +230,9 @@ func BenchmarkRequestTLS(b *testing.B) {
 		h.requestTLS(nil, r, &f)
 	}
 }
+
+// requestTLS is requestTLSIn with the request's own variables, for the
+// tests.
+func (h *Handler) requestTLS(w http.ResponseWriter, r *http.Request, f *enforce.Facts) {
+	h.requestTLSIn(w, r, varsOf(r), f)
+}

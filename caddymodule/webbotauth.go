@@ -1,13 +1,10 @@
 package caddymodule
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/signature"
 )
 
@@ -52,18 +49,6 @@ func checkWebBotAuth(c *WebBotAuthConfig) (*signature.Config, error) {
 	}
 	return signature.Settings{TrustedAgents: c.TrustedAgents, FetchDirectories: c.FetchDirectories, MaxValidity: time.Duration(c.MaxValidity),
 		ClockSkew: time.Duration(c.ClockSkew), NonceCache: c.NonceCache, MaxFile: maxRangesFile}.Check()
-}
-
-// newAgents sets up the verification of signed agents from a checked
-// configuration (nil: not configured), counting outcomes in m.
-func newAgents(c *signature.Config, m *metrics.Collectors) (*signature.Agents, error) {
-	agents, err := signature.NewAgents(c, m.Signatures())
-	if ae := (*signature.AgentError)(nil); errors.As(err, &ae) {
-		return nil, fmt.Errorf("robots_guard: web_bot_auth.trusted_agents.%s: %v", ae.Agent, ae.Err)
-	} else if err != nil {
-		return nil, fmt.Errorf("robots_guard: web_bot_auth: %v", err)
-	}
-	return agents, nil
 }
 
 // webBotAuthOption reads the web_bot_auth block of the robots_guard

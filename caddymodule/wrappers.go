@@ -132,8 +132,8 @@ func (s *wrappedServers) missing(ctx caddy.Context, srv *caddyhttp.Server) bool 
 // QUIC wrapper its HTTP/3 clients' transport parameters are not judged.
 // Over plain HTTP neither is read, so neither is missing.
 func (h *Handler) checkWrappers(ctx caddy.Context) {
-	srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
-	if !ok || len(srv.TLSConnPolicies) == 0 {
+	srv := h.server
+	if srv == nil || len(srv.TLSConnPolicies) == 0 {
 		return
 	}
 	if framed.missing(ctx, srv) {

@@ -4,8 +4,23 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
+
+// CanonicalMode checks the canonical option (how [Canonicalize] applies
+// the robots.txt's canonical URLs): "redirect" (or "", its default),
+// "header" or "off", and returns it with the default applied. Its errors
+// are *FieldError, named canonical.
+func CanonicalMode(mode string) (string, error) {
+	switch mode {
+	case "":
+		return "redirect", nil
+	case "redirect", "header", "off":
+		return mode, nil
+	}
+	return mode, field.Errorf("canonical", "unknown mode %q (want redirect, header or off)", mode)
+}
 
 // Canonicalize applies the canonical URL of a request the engine lets
 // through (Reading.Canonical, none without one): every response names it

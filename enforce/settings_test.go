@@ -79,3 +79,17 @@ func TestSettingsCheck(t *testing.T) {
 		t.Errorf("grace -1 (none): %v", err)
 	}
 }
+
+// TestCanonicalMode: the canonical option's modes, its default, and the
+// error that names the option.
+func TestCanonicalMode(t *testing.T) {
+	for in, want := range map[string]string{"": "redirect", "redirect": "redirect", "header": "header", "off": "off"} {
+		if got, err := CanonicalMode(in); err != nil || got != want {
+			t.Errorf("CanonicalMode(%q) = %q, %v, want %q", in, got, err, want)
+		}
+	}
+	_, err := CanonicalMode("Redirect")
+	if fe := (*FieldError)(nil); !errors.As(err, &fe) || fe.Path != "canonical" || err.Error() != `canonical: unknown mode "Redirect" (want redirect, header or off)` {
+		t.Errorf("CanonicalMode(Redirect): %v, want an error at canonical", err)
+	}
+}

@@ -3,8 +3,9 @@
 // read back by [Entry.Record]), the writer ([DecisionLog], which folds
 // repeated refusals into summary lines with log_repeats), the reader
 // (plain and gzip-rotated files, time and field filters), the summary that
-// "caddy robots report" prints and the view of "report --html". It does
-// not import Caddy.
+// "caddy robots report" prints and the view of "report --html"; and the
+// log lines and counts of a zone's Redis store ([StoreHooks]). It does not
+// import Caddy.
 package report
 
 import (

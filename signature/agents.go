@@ -122,8 +122,9 @@ type Agents struct {
 
 // NewAgents sets up the verification of c, calling count (if not nil) with
 // the outcome of each signed request; a nil c (Web Bot Auth not
-// configured) gives nil Agents. Its errors are *AgentError, naming the
-// agent by its origin. Close ends the directory fetches in flight.
+// configured) gives nil Agents. Its errors are *field.Error, at
+// web_bot_auth.trusted_agents.<origin>, as the configuration names the
+// agent. Close ends the directory fetches in flight.
 func NewAgents(c *Config, count func(Outcome)) (*Agents, error) {
 	if c == nil {
 		return nil, nil
@@ -136,7 +137,7 @@ func NewAgents(c *Config, count func(Outcome)) (*Agents, error) {
 	for origin, pinned := range c.Pinned {
 		if err := keys.Pin(origin, pinned); err != nil {
 			a.Close()
-			return nil, &AgentError{origin, err}
+			return nil, field.Wrap("web_bot_auth.trusted_agents."+origin, err)
 		}
 		o, _ := agentOrigin(origin) // Pin checked it
 		a.pinned[o] = true

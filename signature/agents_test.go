@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsguard/robotsguard/internal/field"
 	"github.com/robotsguard/robotsguard/uaclass"
 )
 
@@ -78,6 +79,8 @@ func TestAgents(t *testing.T) {
 	none.Close()
 	if _, err := NewAgents(&Config{Pinned: map[string]map[string]*Key{"http://agent.example": {}}}, nil); err == nil {
 		t.Error("NewAgents pinned an http agent")
+	} else if fe := (*field.Error)(nil); !errors.As(err, &fe) || fe.Path != "web_bot_auth.trusted_agents.http://agent.example" {
+		t.Errorf("NewAgents: %v, want an error at web_bot_auth.trusted_agents.http://agent.example", err)
 	}
 }
 
