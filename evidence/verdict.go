@@ -212,10 +212,10 @@ func (v Verdict) Reason() string {
 		b.WriteString("; ")
 		b.WriteString(f.Code())
 		b.WriteString(": ")
-		if (f == QUICStack || f == QUICFamily) && v.QUIC != "" {
-			b.WriteString("its QUIC transport parameters are ")
-			b.WriteString(v.QUIC)
-			if f == QUICStack {
+		if layer, name, library := v.stackOf(f); name != "" {
+			b.WriteString(layer)
+			b.WriteString(name)
+			if library {
 				b.WriteString("'s, which no browser uses")
 			} else {
 				b.WriteString("'s, another browser engine's")
@@ -234,27 +234,23 @@ func (v Verdict) Reason() string {
 			b.WriteString(" navigations, as a crawler does")
 			continue
 		}
-		if (f == FramingStack || f == FramingFamily) && v.Framing != "" {
-			b.WriteString("its HTTP framing is ")
-			b.WriteString(v.Framing)
-			if f == FramingStack {
-				b.WriteString("'s, which no browser uses")
-			} else {
-				b.WriteString("'s, another browser engine's")
-			}
-			continue
-		}
-		if (f == TLSStack || f == TLSFamily) && v.Stack != "" {
-			b.WriteString("its TLS handshake is ")
-			b.WriteString(v.Stack)
-			if f == TLSStack {
-				b.WriteString("'s, which no browser uses")
-			} else {
-				b.WriteString("'s, another browser engine's")
-			}
-			continue
-		}
 		b.WriteString(f.Text())
 	}
 	return b.String()
+}
+
+// stackOf returns, for a finding about a layer's stack (TLS, QUIC, HTTP
+// framing), the layer's words, the family the stack table named for it
+// ("" when none was kept) and whether f is the library finding rather
+// than the other-engine one; for any other finding, name "".
+func (v Verdict) stackOf(f Evidence) (layer, name string, library bool) {
+	switch f {
+	case TLSStack, TLSFamily:
+		return "its TLS handshake is ", v.Stack, f == TLSStack
+	case QUICStack, QUICFamily:
+		return "its QUIC transport parameters are ", v.QUIC, f == QUICStack
+	case FramingStack, FramingFamily:
+		return "its HTTP framing is ", v.Framing, f == FramingStack
+	}
+	return "", "", false
 }
