@@ -195,8 +195,11 @@ func TestBehaveFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := policy.Compile(policy.Parse([]byte("User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n")))
-	clock := time.Unix(1_800_000_000, 0)
-	now := func() time.Time { return clock }
+	// The stores' own goroutines (the fleet-memory watch) read the clock
+	// too: it is atomic.
+	var clock atomic.Int64
+	clock.Store(time.Unix(1_800_000_000, 0).UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
 	h := http.Header{"User-Agent": {"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"},
 		"Sec-Fetch-Site": {"none"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"document"}, "Sec-Fetch-User": {"?1"}}
 	// pagesBefore returns how many pages the crawler from ip reads before
@@ -205,7 +208,7 @@ func TestBehaveFleet(t *testing.T) {
 		t.Helper()
 		for i := range 40 {
 			e := engines[i%len(engines)]
-			clock = clock.Add(300 * time.Millisecond)
+			clock.Add(int64(300 * time.Millisecond))
 			rd := enforce.Reader{Classifier: classifier, Engine: e}
 			var out enforce.Reading
 			f := &enforce.Facts{ClientIP: netip.MustParseAddr(ip), URI: fmt.Sprintf("/page%d", i), Scheme: "https", Origin: evidence.Secure,
