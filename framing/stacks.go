@@ -6,31 +6,21 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/robotsguard/robotsguard/internal/stacktable"
 )
 
-// Stack is what the table says of the HTTP stack that sent a fingerprint.
-// The zero Stack is an unknown one. Its fields are those of
-// evidence.Framing, which a Stack converts to.
-type Stack struct {
-	// Known reports that the table knows the stack.
-	Known bool
-	// Browser reports a browser engine's stack.
-	Browser bool
-	// Family names the stack: "chromium", "firefox" or "webkit" for a
-	// browser engine's; "go", "python-h2", "node", "curl", ... for a
-	// library's.
-	Family string
-}
+// Stack is what the table says of the HTTP stack that sent a fingerprint
+// (families "go", "python-h2", "node", "curl", ... for libraries). The
+// zero Stack is an unknown one. Its fields are those of evidence.Framing,
+// which a Stack converts to.
+type Stack = stacktable.Stack
 
 // Row is one line of the table: a fingerprint, a shape ("h2~..." or
 // "h3~...", see Shape) that only one stack sends, or an HTTP/2
 // pseudo-header order that no browser sends ("h2~*|a,m,p,s"); its stack and
 // where it was seen.
-type Row struct {
-	Match  string
-	Stack  Stack
-	Source string
-}
+type Row = stacktable.Row
 
 //go:embed stacks.tsv
 var stacksTSV string
@@ -149,34 +139,28 @@ func appendIDs(b []byte, settings string) []byte {
 // skipped.
 func ParseTable(tsv string) (*Table, error) {
 	t := &Table{exact: map[string]*Print{}, shapes: map[string]Stack{}}
-	for n, line := range strings.Split(tsv, "\n") {
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		if len(f) != 4 {
-			return nil, fmt.Errorf("line %d: %d fields, want 4 (match, family, kind, sources)", n+1, len(f))
-		}
-		if f[1] == "" || f[2] != "browser" && f[2] != "library" {
-			return nil, fmt.Errorf("line %d: family %q, kind %q (want browser or library)", n+1, f[1], f[2])
-		}
-		s := Stack{Known: true, Browser: f[2] == "browser", Family: f[1]}
+	err := stacktable.Parse(tsv, func(_ int, r Row) error {
+		m := r.Match
 		switch {
-		case strings.HasPrefix(f[0], "h2~") || strings.HasPrefix(f[0], "h3~"):
-			if _, dup := t.shapes[f[0]]; dup {
-				return nil, fmt.Errorf("line %d: %s twice", n+1, f[0])
+		case strings.HasPrefix(m, "h2~") || strings.HasPrefix(m, "h3~"):
+			if _, dup := t.shapes[m]; dup {
+				return fmt.Errorf("%s twice", m)
 			}
-			t.shapes[f[0]] = s
-		case strings.HasPrefix(f[0], "h1:") || strings.HasPrefix(f[0], "h2:") || strings.HasPrefix(f[0], "h3:"):
-			if _, dup := t.exact[f[0]]; dup {
-				return nil, fmt.Errorf("line %d: %s twice", n+1, f[0])
+			t.shapes[m] = r.Stack
+		case strings.HasPrefix(m, "h1:") || strings.HasPrefix(m, "h2:") || strings.HasPrefix(m, "h3:"):
+			if _, dup := t.exact[m]; dup {
+				return fmt.Errorf("%s twice", m)
 			}
-			proto := map[string]Proto{"h1": H1, "h2": H2, "h3": H3}[f[0][:2]]
-			t.exact[f[0]] = &Print{Text: f[0], Proto: proto, Stack: s}
+			proto := map[string]Proto{"h1": H1, "h2": H2, "h3": H3}[m[:2]]
+			t.exact[m] = &Print{Text: m, Proto: proto, Stack: r.Stack}
 		default:
-			return nil, fmt.Errorf("line %d: %q is neither a fingerprint nor a shape", n+1, f[0])
+			return fmt.Errorf("%q is neither a fingerprint nor a shape", m)
 		}
-		t.Rows = append(t.Rows, Row{Match: f[0], Stack: s, Source: f[3]})
+		t.Rows = append(t.Rows, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -43,7 +43,7 @@ func TestClassifyGo(t *testing.T) {
 		"chrome, tls 1.2": {ServerName: "example.test", CipherSuites: chrome, MaxVersion: tls.VersionTLS12, NextProtos: []string{"h2"}},
 	} {
 		h := helloOf(t, cfg)
-		if got := Classify(h); got != (Stack{true, false, "go"}) {
+		if got := Classify(h); got != (Stack{Known: true, Browser: false, Family: "go"}) {
 			t.Errorf("%s: %+v, want go's\n\t%s", name, got, h)
 		}
 	}
@@ -56,11 +56,11 @@ func TestClassify(t *testing.T) {
 		name, hello string
 		want        Stack
 	}{
-		{"chromium 156", chromeHello, Stack{true, true, "chromium"}},
+		{"chromium 156", chromeHello, Stack{Known: true, Browser: true, Family: "chromium"}},
 		// Python set up as urllib3 2 does, with python.org's ciphers: the
 		// JA4 of requests 2.34.2 (t13d1812h1_85036bcba153_b26ce05bbdd6),
 		// which the exact table lacked.
-		{"requests 2.34", "tcp v=0304,0303 c=1302,1303,1301,c02c,c030,c02b,c02f,cca9,cca8,c024,c028,c023,c027,009f,009e,006b,0067,00ff e=0000,000b,000a,0010,0016,0017,0031,000d,002b,002d,0033,0015 g=001d,0017,001e,0019,0018,0100,0101,0102,0103,0104 s=0403,0503,0603,0807,0808,0809,080a,080b,0804,0805,0806,0401,0501,0601,0303,0301,0302,0402,0502,0602 alpn=http/1.1", Stack{true, false, "openssl"}},
+		{"requests 2.34", "tcp v=0304,0303 c=1302,1303,1301,c02c,c030,c02b,c02f,cca9,cca8,c024,c028,c023,c027,009f,009e,006b,0067,00ff e=0000,000b,000a,0010,0016,0017,0031,000d,002b,002d,0033,0015 g=001d,0017,001e,0019,0018,0100,0101,0102,0103,0104 s=0403,0503,0603,0807,0808,0809,080a,080b,0804,0805,0806,0401,0501,0601,0303,0301,0302,0402,0502,0602 alpn=http/1.1", Stack{Known: true, Browser: false, Family: "openssl"}},
 		// Chrome's hello with its GREASE and ALPS taken out: no browser
 		// mark, and a library's by nothing else.
 		{"chromium without its marks", strings.NewReplacer("3a3a,", "", "1a1a,", "", "5a5a,", "", ",dada", "", "baba,", "", ",44cd", "").Replace(chromeHello), Stack{}},

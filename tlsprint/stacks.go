@@ -3,30 +3,19 @@ package tlsprint
 import (
 	_ "embed"
 	"fmt"
-	"strings"
 	"sync"
+
+	"github.com/robotsguard/robotsguard/internal/stacktable"
 )
 
-// Stack is what the table says of the TLS stack that sent a ClientHello.
-// The zero Stack is an unknown one. Its fields are those of evidence.TLS
-// (whose QUIC the QUIC table gives: tlsprint/quicprint).
-type Stack struct {
-	// Known reports that the table knows the stack.
-	Known bool
-	// Browser reports a browser engine's stack.
-	Browser bool
-	// Family names the stack: "chromium", "firefox" or "webkit" for a
-	// browser engine's; "go", "openssl", "gnutls", "nss", "java",
-	// "node", "rustls", ... for a library's.
-	Family string
-}
+// Stack is what the table says of the TLS stack that sent a ClientHello
+// (families "go", "openssl", "gnutls", "nss", "java", "node", "rustls",
+// ... for libraries). Its fields are those of evidence.TLS, whose QUIC the
+// QUIC table gives (tlsprint/quicprint).
+type Stack = stacktable.Stack
 
 // Row is one line of the table: a JA4, its stack and where it was seen.
-type Row struct {
-	Match  string
-	Stack  Stack
-	Source string
-}
+type Row = stacktable.Row
 
 //go:embed stacks.tsv
 var stacksTSV string
@@ -90,34 +79,33 @@ var browsers = map[string]bool{"chromium": true, "firefox": true, "webkit": true
 func ParseTable(text string) (*Table, error) {
 	t := &Table{exact: map[string]Stack{}}
 	where := map[string]int{}
-	for n, line := range strings.Split(text, "\n") {
-		n++
-		if line == "" || line[0] == '#' {
-			continue
+	err := stacktable.Parse(text, func(n int, r Row) error {
+		if r.Stack.Browser != browsers[r.Stack.Family] {
+			return fmt.Errorf("family %q is not of kind %s", r.Stack.Family, kind(r.Stack))
 		}
-		f := strings.Split(line, "\t")
-		if len(f) != 4 || f[3] == "" {
-			return nil, fmt.Errorf("line %d: want 4 tab-separated fields (match, family, kind, source), with a source", n)
+		if !wellFormed(r.Match) {
+			return fmt.Errorf("%q is not a JA4", r.Match)
 		}
-		s := Stack{Known: true, Family: f[1], Browser: f[2] == "browser"}
-		if f[2] != "browser" && f[2] != "library" {
-			return nil, fmt.Errorf("line %d: kind %q: want browser or library", n, f[2])
+		key := r.Match[11:]
+		if old, ok := t.exact[key]; ok && old != r.Stack {
+			return fmt.Errorf("%s is %s on line %d and %s here", r.Match, old.Family, where[key], r.Stack.Family)
 		}
-		if s.Browser != browsers[f[1]] {
-			return nil, fmt.Errorf("line %d: family %q is not of kind %s", n, f[1], f[2])
-		}
-		m := f[0]
-		if !wellFormed(m) {
-			return nil, fmt.Errorf("line %d: %q is not a JA4", n, m)
-		}
-		key := m[11:]
-		if old, ok := t.exact[key]; ok && old != s {
-			return nil, fmt.Errorf("line %d: %s is %s on line %d and %s here", n, m, old.Family, where[key], s.Family)
-		}
-		t.exact[key], where[key] = s, n
-		t.Rows = append(t.Rows, Row{Match: m, Stack: s, Source: f[3]})
+		t.exact[key], where[key] = r.Stack, n
+		t.Rows = append(t.Rows, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return t, nil
+}
+
+// kind is the table's word for a stack's kind.
+func kind(s Stack) string {
+	if s.Browser {
+		return "browser"
+	}
+	return "library"
 }
 
 // Valid reports a string shaped as a JA4, as a header from a CDN must be

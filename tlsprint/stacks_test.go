@@ -32,16 +32,16 @@ func TestLookup(t *testing.T) {
 		ja4  string
 		want Stack
 	}{
-		{"t13d1516h2_8daaf6152771_02713d6af862", Stack{true, true, "chromium"}},
+		{"t13d1516h2_8daaf6152771_02713d6af862", Stack{Known: true, Browser: true, Family: "chromium"}},
 		// Chrome's cipher set with Go's extensions: Go with
 		// tls.Config.CipherSuites set to Chrome's (observed), Go's; with
 		// extensions never seen, nobody's: a cipher list is the caller's
-		{"t13d1512h2_8daaf6152771_ab7e3b40a677", Stack{true, false, "go"}},
+		{"t13d1512h2_8daaf6152771_ab7e3b40a677", Stack{Known: true, Browser: false, Family: "go"}},
 		{"t13d1517h2_8daaf6152771_ffffffffffff", Stack{}},
 		{"t13d1715h2_5b57614c22b0_000000000001", Stack{}},
 		// to an IP address, without ALPN: the same stack
-		{"t13i190800_9dc949149365_97f8aa674fd9", Stack{true, false, "go"}},
-		{"t13d190900_9dc949149365_97f8aa674fd9", Stack{true, false, "go"}},
+		{"t13i190800_9dc949149365_97f8aa674fd9", Stack{Known: true, Browser: false, Family: "go"}},
+		{"t13d190900_9dc949149365_97f8aa674fd9", Stack{Known: true, Browser: false, Family: "go"}},
 		// a library's ciphers with other extensions: not known
 		{"t13d190900_9dc949149365_000000000000", Stack{}},
 		{"t13d0310h3_55b375c5d22e_000000000000", Stack{}},

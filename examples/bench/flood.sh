@@ -157,6 +157,8 @@ run() {
 	read -r _ rps n refused _ < <(tail -1 "$out")
 	if [ "$n" != "$refused" ]; then
 		echo "$1: $refused of $n requests refused: the flood must be refused entirely" >&2
+		# What the front allowed, by its metrics (the readiness probe is one).
+		curl -s "http://127.0.0.1:$(($2 + 100))/metrics" | grep -E '^caddy_robots_guard_decisions_total.*action="allow"' >&2 || true
 		return 1
 	fi
 	[ "$3" = 0 ] || echo "round $3: $1 $rps req/s"

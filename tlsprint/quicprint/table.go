@@ -7,21 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/robotsguard/robotsguard/internal/stacktable"
 )
 
 // Stack is what the table says of the QUIC stack that sent a hello's
-// transport parameters. The zero Stack is an unknown one, which is never
-// evidence.
-type Stack struct {
-	// Known reports that the table knows the stack.
-	Known bool
-	// Browser reports a browser's own stack: "chromium" (QUICHE) or
-	// "firefox" (neqo).
-	Browser bool
-	// Family names the stack: "chromium", "firefox"; or a library:
-	// "quic-go", "ngtcp2", ...
-	Family string
-}
+// transport parameters: a browser's own ("chromium", QUICHE; "firefox",
+// neqo) or a library's ("quic-go", "ngtcp2", ...). The zero Stack is an
+// unknown one, which is never evidence.
+type Stack = stacktable.Stack
 
 // grease stands for every reserved transport parameter (31 * N + 27):
 // no parameter id is this large (ids are varints, below 2^62).
@@ -64,9 +58,7 @@ type Row struct {
 	// reserved one, separated by dots): in that order, an id followed by
 	// "?" being one it may leave out; or, after "set:", in any order (a
 	// stack that shuffles them).
-	Match  string
-	Stack  Stack
-	Source string
+	stacktable.Row
 
 	set     bool
 	ids     []uint64
@@ -99,30 +91,14 @@ func Builtin() *Table { return builtin() }
 // refuses a malformed row, and a family given two kinds.
 func ParseTable(text string) (*Table, error) {
 	t := &Table{strings: map[string]string{}}
-	kinds := map[string]bool{}
-	for n, line := range strings.Split(text, "\n") {
-		n++
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		if len(f) != 4 || f[3] == "" {
-			return nil, fmt.Errorf("line %d: want 4 tab-separated fields (match, family, kind, source), with a source", n)
-		}
-		if f[2] != "browser" && f[2] != "library" {
-			return nil, fmt.Errorf("line %d: kind %q: want browser or library", n, f[2])
-		}
-		r := Row{Match: f[0], Stack: Stack{Known: true, Family: f[1], Browser: f[2] == "browser"}, Source: f[3]}
-		if k, ok := kinds[r.Stack.Family]; ok && k != r.Stack.Browser {
-			return nil, fmt.Errorf("line %d: family %q is a browser's and a library's", n, f[1])
-		}
-		kinds[r.Stack.Family] = r.Stack.Browser
-		m, set := strings.CutPrefix(f[0], "set:")
+	err := stacktable.Parse(text, func(_ int, sr stacktable.Row) error {
+		r := Row{Row: sr}
+		m, set := strings.CutPrefix(r.Match, "set:")
 		r.set = set
 		for el := range strings.SplitSeq(m, ".") {
 			el, opt := strings.CutSuffix(el, "?")
 			if opt && set {
-				return nil, fmt.Errorf("line %d: %q: a set has no optional ids", n, f[0])
+				return fmt.Errorf("%q: a set has no optional ids", r.Match)
 			}
 			var id uint64
 			if el == "g" {
@@ -130,7 +106,7 @@ func ParseTable(text string) (*Table, error) {
 			} else {
 				v, err := strconv.ParseUint(el, 16, 62)
 				if err != nil || reserved(v) || strconv.FormatUint(v, 16) != el {
-					return nil, fmt.Errorf("line %d: %q: %q is not a parameter id in lower-case hex, nor g", n, f[0], el)
+					return fmt.Errorf("%q: %q is not a parameter id in lower-case hex, nor g", r.Match, el)
 				}
 				id = v
 			}
@@ -143,6 +119,10 @@ func ParseTable(text string) (*Table, error) {
 			t.strings[fp] = fp
 		}
 		t.Rows = append(t.Rows, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return t, nil
 }
