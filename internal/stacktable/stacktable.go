@@ -9,7 +9,9 @@
 package stacktable
 
 import (
+	"bufio"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -62,4 +64,31 @@ func Parse(text string, each func(line int, r Row) error) error {
 		}
 	}
 	return nil
+}
+
+// ReadFile calls f with the fields of each line of a tab-separated file
+// that is neither empty nor a "#" comment: the collect commands' inputs
+// (testdata/observed.tsv, published.tsv, ...), from which they make the
+// tables. Each line must have n fields; an error names the file and line.
+func ReadFile(path string, n int, f func([]string) error) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if sc.Text() == "" || strings.HasPrefix(sc.Text(), "#") {
+			continue
+		}
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) != n {
+			return fmt.Errorf("%s:%d: %d fields, want %d", path, line, len(fields), n)
+		}
+		if err := f(fields); err != nil {
+			return fmt.Errorf("%s:%d: %v", path, line, err)
+		}
+	}
+	return sc.Err()
 }

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/robotsguard/robotsguard/framing"
+	"github.com/robotsguard/robotsguard/internal/stacktable"
 )
 
 // families names each client's HTTP stack by the HTTP version it spoke:
@@ -81,7 +80,7 @@ func generate(dir string) (string, error) {
 		r.sources = append(r.sources, source)
 		return nil
 	}
-	err := readTSV(filepath.Join(dir, "observed.tsv"), 5, func(f []string) error {
+	err := stacktable.ReadFile(filepath.Join(dir, "observed.tsv"), 5, func(f []string) error {
 		if f[4] == "-" {
 			return nil // no fingerprint (the client's first request was incomplete)
 		}
@@ -127,7 +126,7 @@ func generate(dir string) (string, error) {
 			seeShape(s, r.family, r.sources...)
 		}
 	}
-	err = readTSV(filepath.Join(dir, "published.tsv"), 3, func(f []string) error {
+	err = stacktable.ReadFile(filepath.Join(dir, "published.tsv"), 3, func(f []string) error {
 		if !browserFamilies[f[0]] {
 			return fmt.Errorf("published %s: %s is not a browser", f[1], f[0])
 		}
@@ -142,7 +141,7 @@ func generate(dir string) (string, error) {
 		return nil
 	})
 	if err == nil {
-		err = readTSV(filepath.Join(dir, "curl-impersonate.tsv"), 2, func(f []string) error {
+		err = stacktable.ReadFile(filepath.Join(dir, "curl-impersonate.tsv"), 2, func(f []string) error {
 			browser, _, _ := strings.Cut(f[0], "_")
 			family, ok := map[string]string{"chrome": "chromium", "edge": "chromium", "firefox": "firefox", "safari": "webkit"}[browser]
 			if !ok {
@@ -239,29 +238,4 @@ func summary(sources []string) string {
 		names = append(names[:6], fmt.Sprintf("%d more", len(names)-6))
 	}
 	return strings.Join(names, ", ")
-}
-
-// readTSV calls f with the fields of each line of a tab-separated file
-// that is not a "#" comment; each must have n fields.
-func readTSV(path string, n int, f func([]string) error) error {
-	file, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	sc := bufio.NewScanner(file)
-	sc.Buffer(nil, 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if sc.Text() == "" || strings.HasPrefix(sc.Text(), "#") {
-			continue
-		}
-		fields := strings.Split(sc.Text(), "\t")
-		if len(fields) != n {
-			return fmt.Errorf("%s:%d: %d fields, want %d", path, line, len(fields), n)
-		}
-		if err := f(fields); err != nil {
-			return fmt.Errorf("%s:%d: %v", path, line, err)
-		}
-	}
-	return sc.Err()
 }

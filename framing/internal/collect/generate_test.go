@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/robotsguard/robotsguard/framing"
+	"github.com/robotsguard/robotsguard/internal/stacktable"
 )
 
 // TestGenerated: the committed table is what the generator makes of the
@@ -29,7 +30,7 @@ func TestGenerated(t *testing.T) {
 // and HTTP version was observed.
 func TestObservedKnown(t *testing.T) {
 	seen := map[string]bool{}
-	err := readTSV("testdata/observed.tsv", 5, func(f []string) error {
+	err := stacktable.ReadFile("testdata/observed.tsv", 5, func(f []string) error {
 		proto, _, _ := strings.Cut(f[2], " ")
 		seen[f[0]+" "+proto] = true
 		if f[4] == "-" {

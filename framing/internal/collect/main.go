@@ -42,6 +42,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/framing"
 	"github.com/robotsguard/robotsguard/framing/internal/testserver"
+	"github.com/robotsguard/robotsguard/internal/stacktable"
 	"github.com/robotsguard/robotsguard/internal/tlsclients"
 )
 
@@ -247,7 +248,7 @@ func observeClients(out, only string) error {
 		b.WriteString(line)
 	}
 	// Keep what earlier runs saw of other versions.
-	if err := readTSV(out, 5, func(f []string) error {
+	if err := stacktable.ReadFile(out, 5, func(f []string) error {
 		if !now[f[0]+"\t"+f[1]] {
 			b.WriteString(strings.Join(f, "\t") + "\n")
 		}

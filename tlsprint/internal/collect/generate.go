@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/robotsguard/robotsguard/internal/stacktable"
 	"github.com/robotsguard/robotsguard/internal/tlsclients"
 	"github.com/robotsguard/robotsguard/tlsprint"
 )
@@ -69,7 +68,7 @@ func generate(dir string) (string, error) {
 		})
 	}
 	if err == nil {
-		err = readTSV(filepath.Join(dir, "foxio.tsv"), 4, func(f []string) error {
+		err = stacktable.ReadFile(filepath.Join(dir, "foxio.tsv"), 4, func(f []string) error {
 			return add(f[0], f[1], f[2] == "browser", "FoxIO ja4plus-mapping.csv@0e54bc8: "+f[3])
 		})
 	}
@@ -140,7 +139,7 @@ type signature struct {
 // readImpersonated reads curl-impersonate.tsv, checking that each line's
 // hello makes its JA4_ro.
 func readImpersonated(path string, f func(signature) error) error {
-	return readTSV(path, 4, func(l []string) error {
+	return stacktable.ReadFile(path, 4, func(l []string) error {
 		browser, _, _ := strings.Cut(l[0], "_")
 		family, ok := impersonated[browser]
 		if !ok {
@@ -161,7 +160,7 @@ func readImpersonated(path string, f func(signature) error) error {
 // knows, and a hello (where kept) whose JA4 is the line's.
 func readObserved(path string, f func(observed) error) error {
 	fams := families()
-	return readTSV(path, 6, func(l []string) error {
+	return stacktable.ReadFile(path, 6, func(l []string) error {
 		c, ok := fams[l[0]]
 		if !ok {
 			return fmt.Errorf("unknown client %q", l[0])
@@ -185,31 +184,6 @@ func readObserved(path string, f func(observed) error) error {
 func short(v string) string {
 	f := strings.Fields(v)
 	return strings.Join(f[:min(len(f), 5)], " ")
-}
-
-// readTSV calls f with the fields of each line of a tab-separated file
-// that is not a "#" comment; each must have n fields.
-func readTSV(path string, n int, f func([]string) error) error {
-	file, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	sc := bufio.NewScanner(file)
-	sc.Buffer(nil, 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if sc.Text() == "" || strings.HasPrefix(sc.Text(), "#") {
-			continue
-		}
-		fields := strings.Split(sc.Text(), "\t")
-		if len(fields) != n {
-			return fmt.Errorf("%s:%d: %d fields, want %d", path, line, len(fields), n)
-		}
-		if err := f(fields); err != nil {
-			return fmt.Errorf("%s:%d: %v", path, line, err)
-		}
-	}
-	return sc.Err()
 }
 
 // familyHello is a whole hello of a known family, and where it was seen.

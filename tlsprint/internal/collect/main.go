@@ -39,6 +39,7 @@ import (
 
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/robotsguard/robotsguard/internal/stacktable"
 	"github.com/robotsguard/robotsguard/internal/tlsclients"
 	"github.com/robotsguard/robotsguard/tlsprint"
 )
@@ -179,7 +180,7 @@ func observeClients(out string, goReleases []string) error {
 	}
 	// Keep what earlier runs saw of other versions (another machine's
 	// Chromium, an older curl): the next machine may have either.
-	if err := readTSV(out, 6, func(f []string) error {
+	if err := stacktable.ReadFile(out, 6, func(f []string) error {
 		if _, now := versions[f[0]+"\t"+f[1]]; !now {
 			b.WriteString(strings.Join(f, "\t") + "\n")
 		}
