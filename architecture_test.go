@@ -14,7 +14,8 @@ import (
 // Caddy, directly or not, tests included; policy, evidence (and
 // evidence/behaviour), tlsprint,
 // tlsprint/quicprint, internal/sfv (the one structured-field scanner) and
-// internal/stacktable (the one reader of the stack tables)
+// internal/stacktable (the one reader of the stack tables), internal/conntable
+// (the one fixed table of per-connection facts)
 // use the standard library only, besides each other (quicprint reads its
 // hellos with tlsprint); and dependencies point one way: caddymodule ->
 // {report, review, metrics} -> record -> enforce -> {policy, uaclass,
@@ -42,7 +43,7 @@ func TestArchitecture(t *testing.T) {
 		t.Error("caddymodule does not depend on Caddy: go list's answer is not what this test expects")
 	}
 	// These use the standard library only, and each other.
-	stdOnly := []string{"/policy", "/evidence", "/evidence/behaviour", "/tlsprint", "/tlsprint/quicprint", "/internal/sfv", "/internal/stacktable"}
+	stdOnly := []string{"/policy", "/evidence", "/evidence/behaviour", "/tlsprint", "/tlsprint/quicprint", "/internal/sfv", "/internal/stacktable", "/internal/conntable"}
 	for _, pkg := range stdOnly {
 		for _, d := range code[mod+pkg].deps {
 			if first, _, _ := strings.Cut(d, "/"); strings.Contains(first, ".") && !slices.Contains(stdOnly, strings.TrimPrefix(d, mod)) {

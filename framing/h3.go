@@ -82,13 +82,11 @@ func h3Digest(other map[uint64]uint64, extendedConnect, datagram bool) uint64 {
 // same connection finds it and allocates nothing.
 func (c *Conns) H3(remoteAddr string, other map[uint64]uint64, extendedConnect, datagram bool) *Print {
 	key := h3Digest(other, extendedConnect, datagram)
-	for i, b := 0, c.bucket(remoteAddr); i < ways; i++ {
-		if e := b[i].Load(); e != nil && e.addr == remoteAddr && e.key == key && e.print.Proto == H3 {
-			return e.print
-		}
+	if e, ok := c.t.Get(remoteAddr); ok && e.key == key && e.print.Proto == H3 {
+		return e.print
 	}
 	f := H3Settings(other, extendedConnect, datagram)
 	p := Builtin().Print(&f)
-	c.put(&connEntry{addr: remoteAddr, print: p, key: key})
+	c.t.Put(remoteAddr, connEntry{print: p, key: key})
 	return p
 }
