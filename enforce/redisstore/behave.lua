@@ -33,8 +33,9 @@ local B_NS = 1000000000
 local B_2_32 = 4294967296
 local B_HEAD = '>I4I4I4I4I4I4I4I4I4I4HHHHBBHBBH'
 local B_HEAD_LEN = 56
--- behaviour.BurstGap, ns.
+-- behaviour.BurstGap and BurstStall, ns.
 local B_BURST_GAP = 15000000
+local B_BURST_STALL = 300000000
 
 local function b_split(s)
 	if #s <= 9 then return 0, tonumber(s) end
@@ -177,6 +178,12 @@ local function b_observe(s, r, c)
 	if not soon then
 	elseif s.burst_last == s.last_self then
 		burst = found ~= nil or s.burst_n < 16
+	elseif found == nil and s.burst_last ~= nil and s.last_self - s.burst_last < B_BURST_STALL and s.burst_n + 2 <= 16 then
+		burst = true
+		if newest ~= nil then
+			s.t[newest].burst = true
+			s.burst_n = s.burst_n + 1
+		end
 	elseif found == nil and (s.burst_last == nil or -s.burst_last >= c.hold) then
 		burst, s.burst_n = true, 0
 		if newest ~= nil then

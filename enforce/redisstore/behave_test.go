@@ -254,6 +254,17 @@ var burstScript = func() []struct {
 	}
 	out = append(out, step{2 * time.Second, 50}, step{time.Millisecond, 52}, step{time.Millisecond, 54})                  // a second burst, within the hold
 	out = append(out, step{-1, 60}, step{time.Millisecond, 62}, step{time.Millisecond, 64}, step{behaviour.BurstGap, 66}) // at the hold's end
+	// It stalls and resumes (behaviour.BurstStall), twice; then a pair too
+	// late to resume it.
+	out = append(out, step{100 * time.Millisecond, 68}, step{time.Millisecond, 70}, step{40 * time.Millisecond, 72},
+		step{behaviour.BurstStall - 41*time.Millisecond, 74}, step{time.Millisecond, 76},
+		step{behaviour.BurstStall, 78}, step{time.Millisecond, 80})
+	// A hold later, a burst of 15 that stalls: a pair would make it 17.
+	out = append(out, step{-1, 100})
+	for i := range 14 {
+		out = append(out, step{time.Millisecond, 101 + i})
+	}
+	out = append(out, step{100 * time.Millisecond, 120}, step{time.Millisecond, 122})
 	return out
 }()
 
