@@ -479,3 +479,70 @@ func TestBehaveCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestBehaveEarlierPacking: a summary of the packing before bursts (39
+// bytes and 8 a target), left by an earlier version of the fleet, is no
+// summary: the script starts a new one instead of misreading it.
+func TestBehaveEarlierPacking(t *testing.T) {
+	s, _ := newTestStore(t, Options{NoCache: true})
+	ctx := context.Background()
+	p := netip.MustParsePrefix("203.0.113.1/32")
+	cfg := behaviour.Default
+	group, member := cfg.Group()
+	k := enforce.AddrKey(enforce.Key{Prefix: p, Net: enforce.Network(p, 24, 48)})
+	n := &enforce.Navigation{Request: behaviour.Request{Mode: "navigate", Dest: "document", Site: "none", User: "?1", Gestures: true, Target: 8},
+		Print: 1, Prefix: p, Group: netip.MustParsePrefix("203.0.113.0/24"), Client: cfg, GroupConfig: group, Member: member}
+	gk, ck := s.behaviourKeys(k, n)
+	for _, key := range []string{gk, ck} {
+		if err := s.client.Set(ctx, key, make([]byte, 39+8), time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Unix(1_800_000_000, 0)
+	_, v, ok := s.Behave(k, now, enforce.Op{Peek: true}, n)
+	if !ok || v.Held || !v.Counted {
+		t.Fatalf("verdict %+v, ok %v", v, ok)
+	}
+	want := behaviour.Summary{}
+	want.Observe(now.UnixNano(), &n.Request, &cfg)
+	raw, err := s.client.Get(ctx, ck).Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := decodeSummary(t, raw); got != want {
+		t.Errorf("summary\n got  %+v\n want %+v", got, want)
+	}
+}
+
+// TestBehaveBurstRemembered: a client's summary lives a hold and a minute
+// after its free burst (so that the burst is free once a hold across the
+// fleet), and two windows and a minute without one.
+func TestBehaveBurstRemembered(t *testing.T) {
+	s, _ := newTestStore(t, Options{NoCache: true})
+	ctx := context.Background()
+	cfg := behaviour.Default
+	group, member := cfg.Group()
+	now := time.Unix(1_800_000_000, 0)
+	for i, gap := range []time.Duration{time.Millisecond, 50 * time.Millisecond} {
+		p := netip.PrefixFrom(netip.AddrFrom4([4]byte{203, 0, 113, byte(1 + i)}), 32)
+		k := enforce.AddrKey(enforce.Key{Prefix: p, Net: enforce.Network(p, 24, 48)})
+		var ck string
+		for j := range 2 {
+			n := &enforce.Navigation{Request: behaviour.Request{Mode: "navigate", Dest: "document", Site: "none", User: "?1", Gestures: true,
+				Target: uint32(8 * (j + 1))}, Print: uint64(i), Prefix: p, Group: netip.MustParsePrefix("203.0.113.0/24"),
+				Client: cfg, GroupConfig: group, Member: member}
+			_, ck = s.behaviourKeys(k, n)
+			if _, _, ok := s.Behave(k, now.Add(time.Duration(j)*gap), enforce.Op{Peek: true}, n); !ok {
+				t.Fatal("Redis did not answer")
+			}
+		}
+		ttl := s.client.PTTL(ctx, ck).Val()
+		want := 2*cfg.Window + time.Minute
+		if gap < behaviour.BurstGap {
+			want = cfg.Hold + time.Minute
+		}
+		if ttl < want-time.Second || ttl > want {
+			t.Errorf("two pages %s apart: the summary lives %s, want %s", gap, ttl, want)
+		}
+	}
+}
