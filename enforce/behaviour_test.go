@@ -233,6 +233,7 @@ func TestBehaviourFlood(t *testing.T) {
 	e := newEngine(t, Config{BehaviourClients: 20_000}, clock)
 	for i := range 8 {
 		browse(t, e, "203.0.113.1", fmt.Sprintf("/p%d", i), typedNav)
+		clock.Advance(50 * time.Millisecond) // one page after another, not a burst (behaviour.BurstGap)
 	}
 	var before runtime.MemStats
 	runtime.GC()
@@ -393,6 +394,7 @@ func TestBehaviourConcurrent(t *testing.T) {
 	}
 	held := false
 	for i := range 8 {
+		clock.Advance(50 * time.Millisecond) // one page after another, not a burst (behaviour.BurstGap)
 		if r, _ := browse(t, e, "203.0.113.9", fmt.Sprintf("/q%d", i), typedNav); r.UA.Class == uaclass.Poser {
 			held = true
 		}

@@ -24,10 +24,12 @@ import (
 // the fingerprint's hash for a client; "b", the tag, "g", the group's
 // network, "~" and the hash for a group (the group's network within the
 // tag: a crawler network longer than /24, /48 splits the group). A
-// summary takes 39 bytes and 8 per target of the window; it expires two
-// windows and a minute after its last navigation (80 s by default), or a minute after
-// its hold ends, so that under maxmemory-policy volatile-ttl Redis evicts
-// the summaries of a flood first, then the holds, and the blocks last.
+// summary takes 56 bytes and 8 per target of the window; it expires two
+// windows and a minute after its last navigation (80 s by default), or a
+// minute after its hold ends or its free burst (behaviour.BurstGap) is
+// forgotten (a hold's length after it), so that under maxmemory-policy
+// volatile-ttl Redis evicts the summaries of a flood first, then the holds
+// and bursts, and the blocks last.
 
 //go:embed behave.lua
 var behaveSource string

@@ -17,19 +17,25 @@
 --                the group and a member of a held group (ns, counts)
 --
 -- A summary is packed with struct: times as two uint32 (seconds and
--- nanoseconds of Unix ns, 0 0 unset) for Last, Epoch and HeldUntil; Navs[0],
--- Navs[1], Self[0], Self[1] (uint16); SeenPages, SeenDisallowed (uint8),
--- SeenNavs (uint16), Gestures (uint8); a uint16 bitmap of the used target
--- slots, then for each used slot in order its entry: the target hash's top
--- 30 bits times 2 plus the disallowed bit, and its time (Unix ms, low 32
--- bits), two uint32. 39 bytes and 8 a target.
+-- nanoseconds of Unix ns, 0 0 unset) for Last, Epoch, HeldUntil, LastSelf
+-- and BurstLast; Navs[0], Navs[1], Self[0], Self[1] (uint16); SeenPages,
+-- SeenDisallowed (uint8), SeenNavs (uint16), Gestures, BurstN (uint8); a
+-- uint16 bitmap of the used target slots, then for each used slot in order
+-- its entry: the target hash's top 29 bits times 4 plus the burst bit
+-- times 2 plus the disallowed bit, and its time (Unix ms, low 32 bits),
+-- two uint32. 56 bytes and 8 a target. A value of another length (a
+-- summary of an earlier packing) is no summary.
 --
 -- Times are computed as offsets from now (doubles, exact within 104 days
 -- of now), as apply.lua does.
 
 local B_NS = 1000000000
 local B_2_32 = 4294967296
-local B_HEAD = '>I4I4I4I4I4I4HHHHBBHBH'
+local B_HEAD = '>I4I4I4I4I4I4I4I4I4I4HHHHBBHBBH'
+local B_HEAD_LEN = 56
+-- behaviour.BurstGap and BurstStall, ns.
+local B_BURST_GAP = 15000000
+local B_BURST_STALL = 300000000
 
 local function b_split(s)
 	if #s <= 9 then return 0, tonumber(s) end
@@ -53,14 +59,15 @@ local function b_abs(off)
 end
 
 local function b_unpack(raw)
-	local ls, ln, es, en, hs, hn, n0, n1, s0, s1, sp, sd, sn, g, used, pos = struct.unpack(B_HEAD, raw)
-	local s = { last = b_rel(ls, ln), epoch = b_rel(es, en), held = b_rel(hs, hn), navs = { n0, n1 }, self = { s0, s1 },
+	local ls, ln, es, en, hs, hn, lss, lsn, bs, bn, n0, n1, s0, s1, sp, sd, sn, g, burst_n, used, pos = struct.unpack(B_HEAD, raw)
+	local s = { last = b_rel(ls, ln), epoch = b_rel(es, en), held = b_rel(hs, hn), last_self = b_rel(lss, lsn),
+		burst_last = b_rel(bs, bn), burst_n = burst_n, navs = { n0, n1 }, self = { s0, s1 },
 		seen_pages = sp, seen_dis = sd, seen_navs = sn, gestures = g == 1, t = {} }
 	for i = 1, 16 do
 		if math.floor(used / 2 ^ (i - 1)) % 2 == 1 then
 			local hd, ms
 			hd, ms, pos = struct.unpack('>I4I4', raw, pos)
-			s.t[i] = { h = math.floor(hd / 2), dis = hd % 2 == 1, ms = ms }
+			s.t[i] = { h = math.floor(hd / 4), burst = math.floor(hd / 2) % 2 == 1, dis = hd % 2 == 1, ms = ms }
 		end
 	end
 	return s
@@ -70,6 +77,8 @@ local function b_pack(s)
 	local ls, ln = b_abs(s.last)
 	local es, en = b_abs(s.epoch)
 	local hs, hn = b_abs(s.held)
+	local lss, lsn = b_abs(s.last_self)
+	local bs, bn = b_abs(s.burst_last)
 	local used, tail = 0, {}
 	for i = 1, 16 do
 		local e = s.t[i]
@@ -77,13 +86,14 @@ local function b_pack(s)
 			used = used + 2 ^ (i - 1)
 			local d = 0
 			if e.dis then d = 1 end
-			tail[#tail + 1] = struct.pack('>I4I4', e.h * 2 + d, e.ms)
+			if e.burst then d = d + 2 end
+			tail[#tail + 1] = struct.pack('>I4I4', e.h * 4 + d, e.ms)
 		end
 	end
 	local g = 0
 	if s.gestures then g = 1 end
-	return struct.pack(B_HEAD, ls, ln, es, en, hs, hn, s.navs[1], s.navs[2], s.self[1], s.self[2],
-		s.seen_pages, s.seen_dis, s.seen_navs, g, used) .. table.concat(tail)
+	return struct.pack(B_HEAD, ls, ln, es, en, hs, hn, lss, lsn, bs, bn, s.navs[1], s.navs[2], s.self[1], s.self[2],
+		s.seen_pages, s.seen_dis, s.seen_navs, g, s.burst_n, used) .. table.concat(tail)
 end
 
 local b_req = { site = ARGV[22], user = ARGV[23], conditional = ARGV[24] == '1', gestures = ARGV[25] == '1',
@@ -142,10 +152,9 @@ local function b_observe(s, r, c)
 		return v
 	end
 	s.self[1] = b_inc(s.self[1])
-	local key = math.floor(r.target / 4)
+	local key = math.floor(r.target / 8)
 	local window_ms = math.floor(window / 1000000)
-	local pages, dis = 0, 0
-	local free, oldest, oldest_age, found = nil, nil, 0, false
+	local free, oldest, oldest_age, newest, newest_age, found = nil, nil, 0, nil, 0, nil
 	for i = 1, 16 do
 		local e = s.t[i]
 		if e == nil then
@@ -156,30 +165,63 @@ local function b_observe(s, r, c)
 				s.t[i] = nil
 				if free == nil then free = i end
 			else
-				if e.h == key then
-					e = { h = key, dis = r.disallowed, ms = b_ms }
-					s.t[i], found, age = e, true, 0
-				end
-				pages = pages + 1
-				if e.dis then dis = dis + 1 end
+				if e.h == key then found = i end
 				if age >= oldest_age then oldest, oldest_age = i, age end
+				if newest == nil or age < newest_age then newest, newest_age = i, age end
 			end
 		end
 	end
-	if not found then
-		local e = { h = key, dis = r.disallowed, ms = b_ms }
-		if r.disallowed then dis = dis + 1 end
-		if free ~= nil then
-			pages = pages + 1
-		elseif s.t[oldest].dis then
-			dis = dis - 1
+	-- A burst (behaviour.BurstGap).
+	local soon = false
+	if s.last_self ~= nil then soon = -s.last_self >= 0 and -s.last_self < B_BURST_GAP end
+	local burst = false
+	if not soon then
+	elseif s.burst_last == s.last_self then
+		burst = found ~= nil or s.burst_n < 16
+	elseif found == nil and s.burst_last ~= nil and s.last_self - s.burst_last < B_BURST_STALL and s.burst_n + 2 <= 16 then
+		burst = true
+		if newest ~= nil then
+			s.t[newest].burst = true
+			s.burst_n = s.burst_n + 1
 		end
-		if free == nil then free = oldest end
-		s.t[free] = e
+	elseif found == nil and (s.burst_last == nil or -s.burst_last >= c.hold) then
+		burst, s.burst_n = true, 0
+		if newest ~= nil then
+			s.t[newest].burst = true
+			s.burst_n = 1
+		end
 	end
+	if burst then
+		s.burst_last = 0
+		if found == nil then s.burst_n = s.burst_n + 1 end
+	end
+	s.last_self = 0
+	local e = { h = key, burst = burst, dis = r.disallowed, ms = b_ms }
+	if found ~= nil then
+		s.t[found] = e
+	elseif free ~= nil then
+		s.t[free] = e
+	else
+		s.t[oldest] = e
+	end
+	-- Summary.count
+	local pages, dis, any_burst, burst_dis = 0, 0, false, false
+	for i = 1, 16 do
+		local x = s.t[i]
+		if x == nil then
+		elseif x.burst then
+			any_burst = true
+			burst_dis = burst_dis or x.dis
+		else
+			pages = pages + 1
+			if x.dis then dis = dis + 1 end
+		end
+	end
+	if any_burst then pages = pages + 1 end
+	if burst_dis then dis = dis + 1 end
 	local navs, self = s.navs[1] + s.navs[2], s.self[1] + s.self[2]
 	local fired = false
-	if (pages >= c.pages or dis >= c.disallowed) and self * 4 >= navs * 3 then
+	if not burst and (pages >= c.pages or dis >= c.disallowed) and self * 4 >= navs * 3 then
 		s.held = c.hold
 		s.seen_pages, s.seen_dis, s.seen_navs = pages, dis, math.min(navs, 65535)
 		fired = true
@@ -191,20 +233,24 @@ end
 
 -- behaviourTable.observe: a summary is made only by a navigation that may
 -- count; it lives while it can change a verdict (two windows: the counts'
--- spans) or its hold is in force, and a minute more.
+-- spans; Hold after its free burst) or its hold is in force, and a minute
+-- more.
 local function b_observe_key(k, c)
 	local raw = redis.call('GET', k)
 	local s
+	if raw and (#raw < B_HEAD_LEN or (#raw - B_HEAD_LEN) % 8 ~= 0) then raw = nil end
 	if raw then
 		s = b_unpack(raw)
 	elseif b_may_count(b_req) then
-		s = { navs = { 0, 0 }, self = { 0, 0 }, seen_pages = 0, seen_dis = 0, seen_navs = 0, gestures = false, t = {} }
+		s = { navs = { 0, 0 }, self = { 0, 0 }, seen_pages = 0, seen_dis = 0, seen_navs = 0, gestures = false, burst_n = 0, t = {} }
 	else
 		return { held = false, pages = 0, dis = 0, navs = 0 }
 	end
 	local v = b_observe(s, b_req, c)
 	local life = 2 * c.window
 	if s.held ~= nil and s.held > life then life = s.held end
+	-- Its free burst is remembered for the hold's length.
+	if s.burst_last ~= nil and s.burst_last + c.hold > life then life = s.burst_last + c.hold end
 	redis.call('SET', k, b_pack(s), 'PX', math.floor((life + 999999) / 1000000) + 60000)
 	return v
 end

@@ -29,23 +29,23 @@ import (
 // decodeSummary reads behave.lua's packing of a summary (see there).
 func decodeSummary(t *testing.T, raw []byte) behaviour.Summary {
 	t.Helper()
-	if len(raw) < 39 || (len(raw)-39)%8 != 0 {
+	if len(raw) < 56 || (len(raw)-56)%8 != 0 {
 		t.Fatalf("a summary of %d bytes", len(raw))
 	}
 	u32 := func(i int) uint32 { return binary.BigEndian.Uint32(raw[i:]) }
 	u16 := func(i int) uint16 { return binary.BigEndian.Uint16(raw[i:]) }
 	tm := func(i int) int64 { return int64(u32(i))*1e9 + int64(u32(i+4)) }
-	s := behaviour.Summary{Last: tm(0), Epoch: tm(8), HeldUntil: tm(16),
-		Navs: [2]uint16{u16(24), u16(26)}, Self: [2]uint16{u16(28), u16(30)},
-		SeenPages: raw[32], SeenDisallowed: raw[33], SeenNavs: u16(34), Gestures: raw[36] == 1}
-	used, pos := u16(37), 39
+	s := behaviour.Summary{Last: tm(0), Epoch: tm(8), HeldUntil: tm(16), LastSelf: tm(24), BurstLast: tm(32),
+		Navs: [2]uint16{u16(40), u16(42)}, Self: [2]uint16{u16(44), u16(46)},
+		SeenPages: raw[48], SeenDisallowed: raw[49], SeenNavs: u16(50), Gestures: raw[52] == 1, BurstN: raw[53]}
+	used, pos := u16(54), 56
 	for i := range behaviour.Slots {
 		if used&(1<<i) == 0 {
 			continue
 		}
 		hd, ms := binary.BigEndian.Uint32(raw[pos:]), binary.BigEndian.Uint32(raw[pos+4:])
 		pos += 8
-		s.Targets[i] = uint64(hd>>1)<<34 | 1<<33 | uint64(hd&1)<<32 | uint64(ms)
+		s.Targets[i] = uint64(hd>>2)<<35 | uint64(hd>>1&1)<<34 | 1<<33 | uint64(hd&1)<<32 | uint64(ms)
 	}
 	if pos != len(raw) {
 		t.Fatalf("a summary of %d bytes with %d read", len(raw), pos)
@@ -68,8 +68,10 @@ func refObserve(m map[string]*behaviour.Summary, key string, now int64, r *behav
 }
 
 // TestBehaveSameVerdicts: random navigations of a few clients in two
-// groups, with random thresholds and gaps (within a window, across one,
-// across two, past the hold), through behave.lua and through
+// groups, with random thresholds and gaps (within behaviour.BurstGap,
+// within a window, across one, across two, past the hold), then a script
+// of bursts (one longer than behaviour.Slots, one at the hold's end to the
+// nanosecond), through behave.lua and through
 // behaviour.Summary.Observe: every verdict and both summaries after every
 // navigation are the same, bit for bit. The peek that rides with them
 // answers as a peek alone does.
@@ -86,17 +88,21 @@ func TestBehaveSameVerdicts(t *testing.T) {
 	prints := []uint64{0x9f3a5eed, 0xcbf29ce484222325}
 	sites := []string{"none", "none", "none", "same-origin", "same-site", "cross-site", ""}
 	users := []string{"?1", "?1", ""}
-	fired, held, counted, groupHeld := 0, 0, 0, 0
-	for seed := range uint64(seeds) {
+	fired, held, counted, groupHeld, bursting, long, burstFired := 0, 0, 0, 0, 0, 0, 0
+	for seed := range uint64(seeds + 1) {
 		r := rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15+1))
 		cfg := behaviour.Config{Window: time.Duration(100+r.IntN(20_000)) * time.Millisecond, Pages: 1 + r.IntN(behaviour.Slots), Hold: time.Duration(1+r.IntN(3600)) * time.Second}
 		cfg.Disallowed = 1 + r.IntN(cfg.Pages)
+		scripted := seed == uint64(seeds)
+		if scripted {
+			cfg = behaviour.Config{Window: 10 * time.Second, Pages: behaviour.Slots, Disallowed: 4, Hold: 5 * time.Second}
+		}
 		group, member := cfg.Group()
 		targets := make([]uint32, 24)
 		for i := range targets {
 			targets[i] = r.Uint32()
 			if i%6 == 5 {
-				targets[i] = targets[i-1] ^ uint32(1+r.IntN(3)) // the same top 30 bits: one target to a summary
+				targets[i] = targets[i-1] ^ uint32(1+r.IntN(7)) // the same top 29 bits: one target to a summary
 			}
 		}
 		ref := map[string]*behaviour.Summary{}
@@ -105,30 +111,59 @@ func TestBehaveSameVerdicts(t *testing.T) {
 		}
 		now := time.Unix(1_800_000_000, int64(r.IntN(1e9))).UnixNano()
 		dry := seed%5 == 4
-		for i := range 400 {
+		var p netip.Prefix
+		var print uint64
+		steps := 400
+		if scripted {
+			steps = len(burstScript)
+		}
+		var burstLast int64 // the client's Summary.BurstLast
+		for i := range steps {
 			w := int64(cfg.Window)
-			switch g := r.IntN(20); {
-			case g < 12:
-				now += r.Int64N(w/8 + 1)
+			g := r.IntN(28)
+			switch {
+			case scripted:
+			case g < 8:
+				// Bursts: within behaviour.BurstGap of the last
+				// navigation, or just past it.
+				now += r.Int64N(int64(2*behaviour.BurstGap) + 1)
 			case g < 16:
+				now += r.Int64N(w/8 + 1)
+			case g < 20:
 				now += r.Int64N(w + 1)
-			case g < 18:
+			case g < 24:
 				now += w + r.Int64N(w+1)
-			case g < 19:
+			case g < 27:
 				now += r.Int64N(3*w + 1)
 			default:
 				now += int64(cfg.Hold) + r.Int64N(int64(cfg.Hold))
 			}
-			p := prefixes[r.IntN(len(prefixes))]
+			if i == 0 || !scripted && r.IntN(2) == 0 && (g >= 8 || r.IntN(4) == 0) { // else the same client again: in a burst, mostly
+				p, print = prefixes[r.IntN(len(prefixes))], prints[r.IntN(len(prints))]
+			}
 			b := behaviour.Request{Mode: "navigate", Dest: "document", Site: sites[r.IntN(len(sites))], User: users[r.IntN(len(users))],
 				Conditional: r.IntN(8) == 0, Gestures: r.IntN(2) == 0, Target: targets[r.IntN(len(targets))], Disallowed: r.IntN(3) == 0}
+			if g < 8 && r.IntN(2) == 0 {
+				b.Site, b.User, b.Conditional = "none", "?1", false // mostly pages opened at once
+			}
+			if scripted {
+				st := burstScript[i]
+				switch {
+				case st.gap < 0: // a millisecond before the hold's end after the free burst
+					now = burstLast + int64(cfg.Hold) - int64(time.Millisecond)
+				default:
+					now += int64(st.gap)
+				}
+				b = behaviour.Request{Mode: "navigate", Dest: "document", Site: "none", User: "?1", Gestures: true,
+					Target: uint32(st.target) << 3, Disallowed: st.target%2 == 0}
+			}
 			bits := 48
 			if p.Addr().Is4() {
 				bits = 24
 			}
 			gnet, _ := p.Addr().Prefix(bits)
 			k := enforce.AddrKey(enforce.Key{Prefix: p, Net: enforce.Network(p, 24, 48), DryRun: dry})
-			n := &enforce.Navigation{Request: b, Print: prints[r.IntN(len(prints))], Prefix: p, Group: gnet, DryRun: dry,
+			n := &enforce.Navigation{Request: b, Print: print, Prefix: p, Group: gnet, DryRun: dry,
 				Client: cfg, GroupConfig: group, Member: member}
 			gk, ck := s.behaviourKeys(k, n)
 
@@ -172,14 +207,66 @@ func TestBehaveSameVerdicts(t *testing.T) {
 			if want.Counted {
 				counted++
 			}
+			if cs := ref[ck]; cs != nil {
+				burstLast = cs.BurstLast
+				if cs.BurstLast == now {
+					bursting++ // the client's free burst grew
+					if cs.BurstN >= 3 {
+						long++
+					}
+				}
+				if want.Fired && cs.BurstLast != 0 && now-cs.BurstLast < int64(cfg.Window) {
+					burstFired++ // a hold made with a burst in the window
+				}
+			}
 		}
 	}
-	t.Logf("%d seeds of 400 navigations: %d counted, %d verdicts held, %d holds made or renewed, %d under a held group's thresholds",
-		seeds, counted, held, fired, groupHeld)
-	if fired == 0 || held == 0 || groupHeld == 0 {
-		t.Error("no hold was made: the test tests nothing")
+	t.Logf("%d seeds of 400 navigations: %d counted, %d verdicts held, %d holds made or renewed, %d under a held group's thresholds; "+
+		"%d navigations in a client's free burst (%d its 3rd or later), %d holds made with a burst in the window",
+		seeds, counted, held, fired, groupHeld, bursting, long, burstFired)
+	if fired == 0 || held == 0 || groupHeld == 0 || bursting == 0 || long == 0 || burstFired == 0 {
+		t.Error("no hold was made, or no burst: the test tests nothing")
 	}
 }
+
+// burstScript is the scripted seed of TestBehaveSameVerdicts: one client's
+// self-started navigations (a target's number, even ones disallowed), each
+// gap after the one before; gap -1: a millisecond before the hold's end
+// after the free burst's last navigation, so that the next starts a burst
+// at the hold's end to the nanosecond.
+var burstScript = func() []struct {
+	gap    time.Duration
+	target int
+} {
+	type step = struct {
+		gap    time.Duration
+		target int
+	}
+	var out []step
+	for i := range 20 { // a burst longer than Slots, a redirect's hop among it
+		out = append(out, step{time.Millisecond, i})
+		if i == 5 || i == 15 { // the 16th: the burst is full
+			out = append(out, step{time.Millisecond, i})
+		}
+	}
+	for i := range 4 { // then one page after another
+		out = append(out, step{100 * time.Millisecond, 40 + i})
+	}
+	out = append(out, step{2 * time.Second, 50}, step{time.Millisecond, 52}, step{time.Millisecond, 54})                  // a second burst, within the hold
+	out = append(out, step{-1, 60}, step{time.Millisecond, 62}, step{time.Millisecond, 64}, step{behaviour.BurstGap, 66}) // at the hold's end
+	// It stalls and resumes (behaviour.BurstStall), twice; then a pair too
+	// late to resume it.
+	out = append(out, step{100 * time.Millisecond, 68}, step{time.Millisecond, 70}, step{40 * time.Millisecond, 72},
+		step{behaviour.BurstStall - 41*time.Millisecond, 74}, step{time.Millisecond, 76},
+		step{behaviour.BurstStall, 78}, step{time.Millisecond, 80})
+	// A hold later, a burst of 15 that stalls: a pair would make it 17.
+	out = append(out, step{-1, 100})
+	for i := range 14 {
+		out = append(out, step{time.Millisecond, 101 + i})
+	}
+	out = append(out, step{100 * time.Millisecond, 120}, step{time.Millisecond, 122})
+	return out
+}()
 
 // TestBehaveFleet: a crawler driving Chromium (every page a typed
 // address) whose navigations alternate between two instances on one
@@ -301,6 +388,7 @@ func TestBehaviourFloodRedis(t *testing.T) {
 	crawler := netip.MustParseAddr("203.0.113.1")
 	for i := range 8 {
 		nav(crawler, fmt.Sprintf("/p%d", i))
+		clock.Add(int64(50 * time.Millisecond)) // one page after another, not a burst (behaviour.BurstGap)
 	}
 	if r := nav(crawler, "/p8"); r.UA.Class != uaclass.Poser {
 		t.Fatal("the crawler is not held before the flood")
@@ -388,6 +476,73 @@ func TestBehaveCluster(t *testing.T) {
 			if v.Held != (j == 7) {
 				t.Fatalf("network %d, page %d: %+v", i, j, v)
 			}
+		}
+	}
+}
+
+// TestBehaveEarlierPacking: a summary of the packing before bursts (39
+// bytes and 8 a target), left by an earlier version of the fleet, is no
+// summary: the script starts a new one instead of misreading it.
+func TestBehaveEarlierPacking(t *testing.T) {
+	s, _ := newTestStore(t, Options{NoCache: true})
+	ctx := context.Background()
+	p := netip.MustParsePrefix("203.0.113.1/32")
+	cfg := behaviour.Default
+	group, member := cfg.Group()
+	k := enforce.AddrKey(enforce.Key{Prefix: p, Net: enforce.Network(p, 24, 48)})
+	n := &enforce.Navigation{Request: behaviour.Request{Mode: "navigate", Dest: "document", Site: "none", User: "?1", Gestures: true, Target: 8},
+		Print: 1, Prefix: p, Group: netip.MustParsePrefix("203.0.113.0/24"), Client: cfg, GroupConfig: group, Member: member}
+	gk, ck := s.behaviourKeys(k, n)
+	for _, key := range []string{gk, ck} {
+		if err := s.client.Set(ctx, key, make([]byte, 39+8), time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Unix(1_800_000_000, 0)
+	_, v, ok := s.Behave(k, now, enforce.Op{Peek: true}, n)
+	if !ok || v.Held || !v.Counted {
+		t.Fatalf("verdict %+v, ok %v", v, ok)
+	}
+	want := behaviour.Summary{}
+	want.Observe(now.UnixNano(), &n.Request, &cfg)
+	raw, err := s.client.Get(ctx, ck).Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := decodeSummary(t, raw); got != want {
+		t.Errorf("summary\n got  %+v\n want %+v", got, want)
+	}
+}
+
+// TestBehaveBurstRemembered: a client's summary lives a hold and a minute
+// after its free burst (so that the burst is free once a hold across the
+// fleet), and two windows and a minute without one.
+func TestBehaveBurstRemembered(t *testing.T) {
+	s, _ := newTestStore(t, Options{NoCache: true})
+	ctx := context.Background()
+	cfg := behaviour.Default
+	group, member := cfg.Group()
+	now := time.Unix(1_800_000_000, 0)
+	for i, gap := range []time.Duration{time.Millisecond, 50 * time.Millisecond} {
+		p := netip.PrefixFrom(netip.AddrFrom4([4]byte{203, 0, 113, byte(1 + i)}), 32)
+		k := enforce.AddrKey(enforce.Key{Prefix: p, Net: enforce.Network(p, 24, 48)})
+		var ck string
+		for j := range 2 {
+			n := &enforce.Navigation{Request: behaviour.Request{Mode: "navigate", Dest: "document", Site: "none", User: "?1", Gestures: true,
+				Target: uint32(8 * (j + 1))}, Print: uint64(i), Prefix: p, Group: netip.MustParsePrefix("203.0.113.0/24"),
+				Client: cfg, GroupConfig: group, Member: member}
+			_, ck = s.behaviourKeys(k, n)
+			if _, _, ok := s.Behave(k, now.Add(time.Duration(j)*gap), enforce.Op{Peek: true}, n); !ok {
+				t.Fatal("Redis did not answer")
+			}
+		}
+		ttl := s.client.PTTL(ctx, ck).Val()
+		want := 2*cfg.Window + time.Minute
+		if gap < behaviour.BurstGap {
+			want = cfg.Hold + time.Minute
+		}
+		if ttl < want-time.Second || ttl > want {
+			t.Errorf("two pages %s apart: the summary lives %s, want %s", gap, ttl, want)
 		}
 	}
 }

@@ -34,7 +34,9 @@
 // target in the window; navigations without a gesture from a browser
 // that never sends Sec-Fetch-User (Safari), and a Chromium or Firefox
 // navigation that starts with no page behind it and without a gesture (a
-// restored session).
+// restored session). And a client's first burst in a hold, pages opened
+// at once (a bookmarks folder's "Open all": [BurstGap]), counts as one
+// page.
 package behaviour
 
 import (

@@ -244,12 +244,12 @@ func TestObserveGesturesLearned(t *testing.T) {
 }
 
 // TestObserveFullRing: more distinct targets than Slots keep the counts
-// right.
+// right (20 ms apart: no burst).
 func TestObserveFullRing(t *testing.T) {
 	c := Config{Window: time.Minute, Pages: Slots, Disallowed: Slots, Hold: time.Minute}
 	var s Summary
 	for i := range 100 {
-		v := s.Observe(at(i), nav(typed, fmt.Sprintf("/p%d", i), i%2 == 0), &c)
+		v := s.Observe(at(20*i), nav(typed, fmt.Sprintf("/p%d", i), i%2 == 0), &c)
 		if i >= Slots-1 != v.Held {
 			t.Fatalf("navigation %d: %+v", i, v)
 		}

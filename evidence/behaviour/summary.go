@@ -7,17 +7,20 @@ import (
 
 // Summary is what one client (or one group of clients) did lately: the
 // targets of its self-started navigations in the last Window, its
-// navigations in all, and its hold. It is fixed-size and has no pointers,
-// so that a store keeps it inline and copies it freely; the zero Summary
-// is a client never seen. Times are Unix nanoseconds, 0 when unset.
+// navigations in all, its burst and its hold. It is fixed-size and has no
+// pointers, so that a store keeps it inline and copies it freely; the
+// zero Summary is a client never seen. Times are Unix nanoseconds, 0 when
+// unset.
 type Summary struct {
 	// Targets are the self-started navigations to distinct targets, each
-	// packed as its target's hash (30 bits), a used bit, a disallowed bit
-	// and the time it was last made (Unix milliseconds, its low 32 bits).
-	// Entries older than the window are cleared as they are met.
+	// packed as its target's hash (29 bits), a burst bit, a used bit, a
+	// disallowed bit and the time it was last made (Unix milliseconds, its
+	// low 32 bits). Entries older than the window are cleared as they are
+	// met.
 	Targets [Slots]uint64
-	// Last is when the client last navigated.
-	Last int64
+	// Last is when the client last navigated; LastSelf when it last made
+	// a self-started navigation.
+	Last, LastSelf int64
 	// Epoch starts the current span of Window length; Navs and Self count
 	// the navigations, and the self-started ones among them, in that span
 	// (0) and the one before (1).
@@ -26,6 +29,10 @@ type Summary struct {
 	// HeldUntil ends the hold: until then the client is held to robots.txt
 	// as an undeclared bot.
 	HeldUntil int64
+	// BurstLast is when the client's free burst (see [BurstGap]) last grew,
+	// BurstN how many navigations it has: one such burst in Hold.
+	BurstLast int64
+	BurstN    uint8
 	// SeenPages, SeenDisallowed and SeenNavs are what made the hold, at its
 	// last renewal: the self-started navigations to distinct targets in
 	// the window, those of them robots.txt disallows, and the navigations.
@@ -37,12 +44,38 @@ type Summary struct {
 	Gestures bool
 }
 
+// BurstGap is how soon after a self-started navigation another starts
+// within a burst: several pages opened at once (a bookmarks folder's "Open
+// all", a browser started with several addresses). Measured with the site
+// on the same idle 2-core machine (examples/e2e TestBehaviourBurstGaps,
+// docs/posers.md): Firefox started with 10 URLs, and Chromium opening 10
+// tabs as it starts, start them 0.0 to 12.9 ms apart (Chromium stalls
+// once in a while: 50, 150 ms); a crawler loading one page after another,
+// images off, 18.3 ms apart at the least (a redirect's next hop aside: the
+// same target, it makes no burst).
+//
+// A client's first burst in Hold, at most Slots navigations to distinct
+// targets each within BurstGap of the one before, counts as one target
+// (disallowed if one of its pages is) and makes no hold by itself: where a
+// person opening many pages at once and a crawler's first pages look
+// alike, the person wins. A later burst counts every page.
+const BurstGap = 15 * time.Millisecond
+
+// BurstStall is how long a burst may stall and resume: two navigations
+// within BurstGap of each other, the first within BurstStall of the
+// burst's last, join it. Chromium opening tabs as it starts sends six at
+// once, then the rest 97 to 154 ms later (measured: its six requests a
+// host until it knows the connection is HTTP/2). A crawler loading one
+// page after another makes no such pair.
+const BurstStall = 300 * time.Millisecond
+
 // Packing of a target entry.
 const (
+	entryBurst      = 1 << 34
 	entryUsed       = 1 << 33
 	entryDisallowed = 1 << 32
 	entryTimeMask   = 1<<32 - 1
-	entryHashShift  = 34
+	entryHashShift  = 35
 )
 
 // Verdict is what a Summary says after a request.
@@ -84,8 +117,9 @@ func (s *Summary) Verdict(now int64) Verdict {
 // verdict: the client behaves as a crawler when, in the last c.Window, it
 // made self-started navigations to at least c.Pages distinct targets, or
 // to c.Disallowed distinct targets robots.txt disallows, and at least
-// three in four of its navigations in the span were self-started. Then it
-// is held until c.Hold after this request. Only navigations change the
+// three in four of its navigations in the span were self-started; its
+// first burst in c.Hold counts as one target (see [BurstGap]). Then it is
+// held until c.Hold after this request. Only navigations change the
 // summary (see [Request.Navigation]); for any other request Observe only
 // reads the hold. It allocates nothing.
 func (s *Summary) Observe(now int64, r *Request, c *Config) Verdict {
@@ -112,11 +146,10 @@ func (s *Summary) Observe(now int64, r *Request, c *Config) Verdict {
 	}
 	s.Self[0] = inc(s.Self[0])
 	ms := uint64(now/int64(time.Millisecond)) & entryTimeMask
-	key := uint64(r.Target) >> 2 << entryHashShift // the hash's top 30 bits
+	key := uint64(r.Target) >> 3 << entryHashShift // the hash's top 29 bits
 	windowMs := uint64(window / int64(time.Millisecond))
-	pages, disallowed := 0, 0
-	free, oldest, oldestAge := -1, -1, uint64(0)
-	found := false
+	free, oldest, oldestAge, newest, newestAge := -1, -1, uint64(0), -1, uint64(0)
+	found := -1
 	for i, e := range s.Targets {
 		if e&entryUsed == 0 {
 			if free < 0 {
@@ -133,41 +166,69 @@ func (s *Summary) Observe(now int64, r *Request, c *Config) Verdict {
 			continue
 		}
 		if e>>entryHashShift == key>>entryHashShift {
-			// The same target again: the newest time and what robots.txt
-			// says now.
-			e = key | entryUsed | ms
-			if r.Disallowed {
-				e |= entryDisallowed
-			}
-			s.Targets[i], found, age = e, true, 0
-		}
-		pages++
-		if e&entryDisallowed != 0 {
-			disallowed++
+			found = i
 		}
 		if age >= oldestAge {
 			oldest, oldestAge = i, age
 		}
+		if newest < 0 || age < newestAge {
+			newest, newestAge = i, age
+		}
 	}
-	if !found {
-		e := key | entryUsed | ms
-		if r.Disallowed {
-			e |= entryDisallowed
-			disallowed++
+	// A burst: a new target within BurstGap of the last self-started
+	// navigation. The first in Hold goes on while it does, up to Slots
+	// navigations; it starts with that last navigation, and resumes with
+	// it within BurstStall.
+	gap := now - s.LastSelf
+	soon := s.LastSelf != 0 && gap >= 0 && gap < int64(BurstGap)
+	burst := false
+	switch {
+	case !soon:
+	case s.BurstLast == s.LastSelf:
+		// The free burst goes on: a navigation to a target it has (a
+		// redirect's next hop) keeps it going without a place of its own.
+		burst = found >= 0 || s.BurstN < Slots
+	case found < 0 && s.BurstLast != 0 && s.LastSelf-s.BurstLast < int64(BurstStall) && int(s.BurstN)+2 <= Slots:
+		// It resumes after a stall: the last navigation and this one.
+		burst = true
+		if newest >= 0 {
+			s.Targets[newest] |= entryBurst
+			s.BurstN++
 		}
-		switch {
-		case free >= 0:
-			pages++
-		case s.Targets[oldest]&entryDisallowed != 0:
-			disallowed-- // the oldest gives its place
+	case found < 0 && (s.BurstLast == 0 || now-s.BurstLast >= int64(c.Hold)):
+		burst, s.BurstN = true, 0
+		if newest >= 0 {
+			s.Targets[newest] |= entryBurst
+			s.BurstN = 1
 		}
-		if free < 0 {
-			free = oldest
+	}
+	if burst {
+		s.BurstLast = now
+		if found < 0 {
+			s.BurstN++
 		}
+	}
+	s.LastSelf = now
+	e := key | entryUsed | ms
+	if r.Disallowed {
+		e |= entryDisallowed
+	}
+	if burst {
+		e |= entryBurst
+	}
+	switch {
+	case found >= 0:
+		// The same target again: the newest time and what robots.txt
+		// says now.
+		s.Targets[found] = e
+	case free >= 0:
 		s.Targets[free] = e
+	default:
+		s.Targets[oldest] = e // the oldest gives its place
 	}
+	pages, disallowed := s.count()
 	navs, self := int(s.Navs[0])+int(s.Navs[1]), int(s.Self[0])+int(s.Self[1])
-	if (pages >= c.Pages || disallowed >= c.Disallowed) && self*4 >= navs*3 {
+	if !burst && (pages >= c.Pages || disallowed >= c.Disallowed) && self*4 >= navs*3 {
 		s.HeldUntil = now + int64(c.Hold)
 		s.SeenPages, s.SeenDisallowed, s.SeenNavs = uint8(pages), uint8(disallowed), uint16(min(navs, 1<<16-1))
 		v.Fired = true
@@ -175,6 +236,32 @@ func (s *Summary) Observe(now int64, r *Request, c *Config) Verdict {
 	held := s.Verdict(now)
 	held.Fired, held.Counted = v.Fired, v.Counted
 	return held
+}
+
+// count returns the distinct targets in the summary and those of them
+// robots.txt disallows, a burst's counting as one.
+func (s *Summary) count() (pages, disallowed int) {
+	var burst, burstDisallowed bool
+	for _, e := range s.Targets {
+		switch {
+		case e&entryUsed == 0:
+		case e&entryBurst != 0:
+			burst = true
+			burstDisallowed = burstDisallowed || e&entryDisallowed != 0
+		default:
+			pages++
+			if e&entryDisallowed != 0 {
+				disallowed++
+			}
+		}
+	}
+	if burst {
+		pages++
+	}
+	if burstDisallowed {
+		disallowed++
+	}
+	return pages, disallowed
 }
 
 // roll moves the navigation counts on to the span that holds now.

@@ -22,6 +22,7 @@ type crawler struct {
 	slug     string // the file name of its requests (ROBOTSGUARD_BEHAVIOUR_DUMP)
 	firefox  bool
 	noImages bool
+	tabs     int // pages opened at once in tabs of their own (Chromium); 0: one after another
 	plan     crawlPlan
 }
 
@@ -36,6 +37,7 @@ var crawlers = []crawler{
 	{slug: "crawler-chromium-robots-paths", name: "Chromium crawler from robots.txt's paths, images off", noImages: true, plan: crawlPlan{pages: crawlPages, fromRobots: true}},
 	{slug: "crawler-chromium-disallowed-depth-first", name: "Chromium crawler, depth first through disallowed paths, images on", plan: crawlPlan{pages: crawlPages, order: disallowedFirst}},
 	{slug: "crawler-chromium-location-href", name: "Chromium crawler moving from the page (location.href), images on", plan: crawlPlan{pages: crawlPages, move: byPage}},
+	{slug: "crawler-chromium-tabs", name: "Chromium crawler opening 8 tabs at once, images off", noImages: true, tabs: 8, plan: crawlPlan{pages: crawlPages}},
 }
 
 // longCrawlers run with ROBOTSGUARD_BEHAVIOUR_LONG=1
@@ -117,6 +119,9 @@ func runCrawler(env *behaviourEnv, c crawler, i int) ([]string, error) {
 		return nil, err
 	}
 	defer s.cancel()
+	if c.tabs > 0 {
+		return chromiumTabsCrawl(s, base, c.plan, c.tabs)
+	}
 	return chromiumCrawl(s, base, c.plan)
 }
 
@@ -172,6 +177,13 @@ func runCrawlers(t *testing.T, crawlers []crawler, guard string) {
 		bound := 10
 		if c.noImages {
 			bound = 3
+		}
+		if c.tabs > 0 {
+			// Its first burst counts as one page (behaviour.BurstGap):
+			// the person who opens a bookmarks folder wins.
+			dis, pages := firstBurst(hits)
+			t.Logf("%s: its first burst: %d pages, %d of them disallowed", c.name, pages, dis)
+			bound += dis
 		}
 		switch {
 		case !c.unseen && !h.machinePace:

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,7 +263,7 @@ func trustNSS(caFile, db string) error {
 // behaviourHit is one request as Caddy's access log has it, with what a
 // behaviour summary reads.
 type behaviourHit struct {
-	At                     time.Time
+	At                     time.Time // when the request arrived (the log's time less the request's duration)
 	Status                 int
 	Method, URI, Path      string
 	Conn                   string // the client's port: one connection
@@ -278,15 +279,28 @@ func (h *behaviourHit) Document() bool {
 	return h.Dest == "document" || h.Dest == "iframe" || h.Dest == "frame"
 }
 
-// hits returns the requests site i answered, in order, but the readiness
-// check's robots.txt.
+// hits returns the requests site i answered, in the order they arrived,
+// but the readiness check's robots.txt.
 func (s *behaviourSites) hits(t *testing.T, i int) []behaviourHit {
 	t.Helper()
+	return s.parseHits(i, readLines(t, s.access[i]))
+}
+
+// hitsSoFar returns the requests site i has answered so far (none when
+// its access log cannot be read yet).
+func (s *behaviourSites) hitsSoFar(i int) []behaviourHit {
+	data, _ := os.ReadFile(s.access[i])
+	return s.parseHits(i, strings.Split(string(data), "\n"))
+}
+
+// parseHits reads site i's access log lines.
+func (s *behaviourSites) parseHits(i int, lines []string) []behaviourHit {
 	var out []behaviourHit
-	for _, line := range readLines(t, s.access[i]) {
+	for _, line := range lines {
 		var e struct {
-			TS      float64 `json:"ts"`
-			Request struct {
+			TS       float64 `json:"ts"`
+			Duration float64 `json:"duration"`
+			Request  struct {
 				Port    string              `json:"remote_port"`
 				Method  string              `json:"method"`
 				URI     string              `json:"uri"`
@@ -307,8 +321,11 @@ func (s *behaviourSites) hits(t *testing.T, i int) []behaviourHit {
 		if one("User-Agent") == "Go-http-client/1.1" {
 			continue // the readiness check
 		}
+		// Caddy logs a request once answered: it arrived its duration
+		// before, which is when robots_guard judged it.
 		sec, frac := int64(e.TS), e.TS-float64(int64(e.TS))
-		hit := behaviourHit{At: time.Unix(sec, int64(frac*1e9)), Status: e.Status, Method: e.Request.Method, URI: e.Request.URI,
+		at := time.Unix(sec, int64(frac*1e9)).Add(-time.Duration(e.Duration * 1e9))
+		hit := behaviourHit{At: at, Status: e.Status, Method: e.Request.Method, URI: e.Request.URI,
 			Conn: e.Request.Port, Dest: one("Sec-Fetch-Dest"), Mode: one("Sec-Fetch-Mode"), Site: one("Sec-Fetch-Site"), User: one("Sec-Fetch-User"),
 			Cookie: one("Cookie") != "", Conditional: one("If-None-Match") != "" || one("If-Modified-Since") != "", UA: one("User-Agent")}
 		hit.Path, _, _ = strings.Cut(hit.URI, "?")
@@ -324,6 +341,7 @@ func (s *behaviourSites) hits(t *testing.T, i int) []behaviourHit {
 		}
 		out = append(out, hit)
 	}
+	slices.SortStableFunc(out, func(a, b behaviourHit) int { return a.At.Compare(b.At) }) // in the order they arrived
 	return out
 }
 
