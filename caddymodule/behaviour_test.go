@@ -12,6 +12,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 
+	"github.com/robotsguard/robotsguard/evidence/behaviour"
 	"github.com/robotsguard/robotsguard/report"
 	"github.com/robotsguard/robotsguard/review"
 )
@@ -64,6 +65,10 @@ http://localhost:9080 {
 	var refusal *http.Response
 	for i := range 4 {
 		for _, path := range []string{fmt.Sprintf("/p%d.html", i), fmt.Sprintf("/private/%d.html", i)} {
+			// A crawler's pace, one page after another: pages opened
+			// less than behaviour.BurstGap apart would be one burst, a
+			// person's folder opened at once.
+			time.Sleep(2 * behaviour.BurstGap)
 			resp, body := fetch(t, tester, base, path, typed)
 			switch {
 			case resp.StatusCode == 200 && body == "backend:"+path:
