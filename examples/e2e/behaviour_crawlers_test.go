@@ -129,6 +129,7 @@ func runCrawler(env *behaviourEnv, c crawler, i int) ([]string, error) {
 // other, each at the machine's pace, on a site of its own.
 func TestBehaviourCrawlers(t *testing.T) {
 	need(t, "firefox-esr", "certutil")
+	long(t)
 	t.Parallel() // with the people suite
 	runCrawlers(t, crawlers, behaviourGuard())
 }

@@ -264,6 +264,7 @@ func firefoxReader(env *behaviourEnv, i int) error {
 // request each made must be served.
 func TestBehaviourPeople(t *testing.T) {
 	need(t, "firefox-esr", "certutil")
+	long(t)
 	t.Parallel() // with the crawler suite
 	bin := chromium(t)
 	s := startBehaviourSites(t, len(people), behaviourGuard())

@@ -64,6 +64,18 @@ func need(t *testing.T, tools ...string) {
 	}
 }
 
+// long skips a suite that takes minutes of real browsing (the behaviour
+// suites: two minutes on a 2-core machine) unless ROBOTSGUARD_E2E=required
+// (.ci/run sets it) or ROBOTSGUARD_E2E_LONG=1: with them the package takes
+// about 11 minutes on such a machine, past go test's default timeout of
+// 10, so that the README's go test ./... would fail there.
+func long(t *testing.T) {
+	t.Helper()
+	if os.Getenv("ROBOTSGUARD_E2E") != "required" && os.Getenv("ROBOTSGUARD_E2E_LONG") == "" {
+		t.Skip("minutes of real browsing: ROBOTSGUARD_E2E=required or ROBOTSGUARD_E2E_LONG=1 runs it (.ci/run does)")
+	}
+}
+
 // missing skips the test for want of something it needs, or fails it
 // under ROBOTSGUARD_E2E=required.
 func missing(t *testing.T, format string, args ...any) {
