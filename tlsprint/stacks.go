@@ -81,7 +81,7 @@ func ParseTable(text string) (*Table, error) {
 	where := map[string]int{}
 	err := stacktable.Parse(text, func(n int, r Row) error {
 		if r.Stack.Browser != browsers[r.Stack.Family] {
-			return fmt.Errorf("family %q is not of kind %s", r.Stack.Family, kind(r.Stack))
+			return fmt.Errorf("family %q is not of kind %s", r.Stack.Family, stacktable.Kind(r.Stack.Browser))
 		}
 		if !wellFormed(r.Match) {
 			return fmt.Errorf("%q is not a JA4", r.Match)
@@ -98,14 +98,6 @@ func ParseTable(text string) (*Table, error) {
 		return nil, err
 	}
 	return t, nil
-}
-
-// kind is the table's word for a stack's kind.
-func kind(s Stack) string {
-	if s.Browser {
-		return "browser"
-	}
-	return "library"
 }
 
 // Valid reports a string shaped as a JA4, as a header from a CDN must be

@@ -35,6 +35,15 @@ type Row struct {
 	Source string
 }
 
+// Kind is a table's word for a stack's kind: "browser" for a browser
+// engine's own stack, else "library".
+func Kind(browser bool) string {
+	if browser {
+		return "browser"
+	}
+	return "library"
+}
+
 // Parse reads the rows of a table and calls each with every row and its
 // line number (from 1), in order. It refuses a line without the four
 // fields, a source or a family, a kind other than browser or library,

@@ -205,11 +205,7 @@ func generate(dir string) (string, error) {
 # that only that stack was seen to send, or an HTTP/2 pseudo-header order no browser sends (h2~*|order).
 `)
 	for _, r := range all {
-		kind := "library"
-		if browserFamilies[r.family] {
-			kind = "browser"
-		}
-		fmt.Fprintf(&out, "%s\t%s\t%s\t%s\n", r.match, r.family, kind, strings.Join(r.sources, "; "))
+		fmt.Fprintf(&out, "%s\t%s\t%s\t%s\n", r.match, r.family, stacktable.Kind(browserFamilies[r.family]), strings.Join(r.sources, "; "))
 	}
 	if _, err := framing.ParseTable(out.String()); err != nil {
 		return "", err

@@ -96,11 +96,7 @@ func generate(dir string) (string, error) {
 # hashes are compared), family, kind, sources.
 `)
 	for _, r := range all {
-		kind := "library"
-		if r.browser {
-			kind = "browser"
-		}
-		fmt.Fprintf(&out, "%s\t%s\t%s\t%s\n", r.ja4, r.family, kind, strings.Join(r.sources, "; "))
+		fmt.Fprintf(&out, "%s\t%s\t%s\t%s\n", r.ja4, r.family, stacktable.Kind(r.browser), strings.Join(r.sources, "; "))
 	}
 	if _, err := tlsprint.ParseTable(out.String()); err != nil {
 		return "", err
