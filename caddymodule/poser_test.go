@@ -46,20 +46,26 @@ func fetch(t *testing.T, tester *caddytest.Tester, base, path string, h http.Hea
 		t.Fatal(err)
 	}
 	req.Header = h.Clone()
-	resp, err := tester.Client.Do(req)
-	// The old config's server (see get), or the certificate that tls
-	// internal has not issued yet.
-	deadline := time.Now().Add(10 * time.Second)
-	for err != nil && time.Now().Before(deadline) && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || strings.Contains(err.Error(), "tls: internal error")) {
-		time.Sleep(50 * time.Millisecond)
-		resp, err = tester.Client.Do(req)
-	}
+	resp, err := settled(tester.Client, req)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp, string(body)
+}
+
+// settled does req with c, again for up to 10 s while the server that
+// answers is the old config's, going away (see get), or has no
+// certificate yet (tls internal issues it after the config loads).
+func settled(c *http.Client, req *http.Request) (*http.Response, error) {
+	resp, err := c.Do(req)
+	deadline := time.Now().Add(10 * time.Second)
+	for err != nil && time.Now().Before(deadline) && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || strings.Contains(err.Error(), "tls: internal error")) {
+		time.Sleep(50 * time.Millisecond)
+		resp, err = c.Do(req)
+	}
+	return resp, err
 }
 
 // TestIntegrationPosers: over HTTPS, a Go client with Chrome's User-Agent

@@ -99,13 +99,7 @@ https://localhost:9443 {
 		for i := 0; i+1 < len(headers); i += 2 {
 			req.Header.Set(headers[i], headers[i+1])
 		}
-		resp, err := c.Do(req)
-		// The certificate that tls internal has not issued yet (as in
-		// fetch, poser_test.go).
-		for deadline := time.Now().Add(10 * time.Second); err != nil && time.Now().Before(deadline) && strings.Contains(err.Error(), "tls: internal error"); {
-			time.Sleep(50 * time.Millisecond)
-			resp, err = c.Do(req)
-		}
+		resp, err := settled(c, req)
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}
