@@ -184,17 +184,24 @@ type crawlPlan struct {
 // crawl walks the site at base from its home page (and robots.txt's
 // paths, fromRobots), loading each page with load and reading its links
 // with links, at machine pace: no pause. It returns the statuses of the
+// siteLink returns a link of a page of base without its fragment, and
+// whether it is one of base's own.
+func siteLink(base, link string) (*url.URL, bool) {
+	u, err := url.Parse(link)
+	if err != nil || "https://"+u.Host != base {
+		return &url.URL{}, false
+	}
+	u.Fragment = ""
+	return u, true
+}
+
 // pages loaded, by URL path.
 func crawl(base string, p crawlPlan, load func(string) (int, error), links func() ([]string, error), text func() (string, error)) ([]string, error) {
 	var queue, loaded []string
 	seen, failed := map[string]bool{}, 0
 	push := func(u string) {
-		v, err := url.Parse(u)
-		if err != nil || "https://"+v.Host != base {
-			return
-		}
-		v.Fragment = ""
-		if s := v.String(); !seen[s] {
+		v, ok := siteLink(base, u)
+		if s := v.String(); ok && !seen[s] {
 			seen[s] = true
 			switch {
 			case p.order == breadthFirst, disallowedPath(v.Path):

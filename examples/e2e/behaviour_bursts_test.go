@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -299,14 +298,11 @@ func chromiumTabsCrawl(c *chromiumSession, base string, p crawlPlan, tabs int) (
 				continue // a refused page may have none to give
 			}
 			for _, l := range links {
-				u, err := url.Parse(l)
-				if err != nil || "https://"+u.Host != base {
-					continue
-				}
-				u.Fragment = ""
-				if s := u.String(); !seen[s] {
-					seen[s] = true
-					queue = append(queue, s)
+				if u, ok := siteLink(base, l); ok {
+					if s := u.String(); !seen[s] {
+						seen[s] = true
+						queue = append(queue, s)
+					}
 				}
 			}
 		}
