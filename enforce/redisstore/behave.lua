@@ -36,6 +36,8 @@ local B_HEAD_LEN = 56
 -- behaviour.BurstGap and BurstStall, ns.
 local B_BURST_GAP = 15000000
 local B_BURST_STALL = 300000000
+-- behaviour.BurstAtOnce.
+local B_BURST_AT_ONCE = 3
 
 local function b_split(s)
 	if #s <= 9 then return 0, tonumber(s) end
@@ -172,12 +174,14 @@ local function b_observe(s, r, c)
 		end
 	end
 	-- A burst (behaviour.BurstGap).
-	local soon = false
-	if s.last_self ~= nil then soon = -s.last_self >= 0 and -s.last_self < B_BURST_GAP end
+	local gap = nil
+	if s.last_self ~= nil then gap = -s.last_self end
+	local soon = gap ~= nil and gap >= 0 and gap < B_BURST_GAP
 	local burst = false
-	if not soon then
-	elseif s.burst_last == s.last_self then
+	if gap ~= nil and s.burst_last == s.last_self and
+		(soon or s.burst_n >= B_BURST_AT_ONCE and gap >= 0 and gap < B_BURST_STALL) then
 		burst = found ~= nil or s.burst_n < 16
+	elseif not soon then
 	elseif found == nil and s.burst_last ~= nil and s.last_self - s.burst_last < B_BURST_STALL and s.burst_n + 2 <= 16 then
 		burst = true
 		if newest ~= nil then

@@ -123,10 +123,14 @@ func TestBehaveSameVerdicts(t *testing.T) {
 			g := r.IntN(28)
 			switch {
 			case scripted:
-			case g < 8:
+			case g < 6:
 				// Bursts: within behaviour.BurstGap of the last
 				// navigation, or just past it.
 				now += r.Int64N(int64(2*behaviour.BurstGap) + 1)
+			case g < 8:
+				// A burst's spread: within behaviour.BurstStall, or just
+				// past it.
+				now += r.Int64N(int64(2*behaviour.BurstStall) + 1)
 			case g < 16:
 				now += r.Int64N(w/8 + 1)
 			case g < 20:
@@ -265,6 +269,13 @@ var burstScript = func() []struct {
 		out = append(out, step{time.Millisecond, 101 + i})
 	}
 	out = append(out, step{100 * time.Millisecond, 120}, step{time.Millisecond, 122})
+	// A hold later, 3 pages at once (behaviour.BurstAtOnce) go on within
+	// BurstStall, and not at it; a hold later, 2 do not go on.
+	out = append(out, step{-1, 130}, step{time.Millisecond, 132}, step{time.Millisecond, 134},
+		step{behaviour.BurstStall - time.Millisecond, 136}, step{behaviour.BurstStall - time.Millisecond, 138}, step{behaviour.BurstStall, 140},
+		step{time.Millisecond, 142}, step{time.Millisecond, 144})
+	out = append(out, step{-1, 150}, step{time.Millisecond, 152}, step{100 * time.Millisecond, 154}, step{100 * time.Millisecond, 156},
+		step{100 * time.Millisecond, 158}, step{100 * time.Millisecond, 160})
 	return out
 }()
 

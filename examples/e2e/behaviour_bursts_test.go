@@ -311,8 +311,8 @@ func chromiumTabsCrawl(c *chromiumSession, base string, p crawlPlan, tabs int) (
 }
 
 // firstBurst returns the disallowed pages of a client's first burst, as
-// the behaviour evidence sees it (behaviour.BurstGap; at most
-// behaviour.Slots pages), and its pages.
+// the behaviour evidence sees it (behaviour.BurstGap, or BurstStall once
+// it has BurstAtOnce pages; at most behaviour.Slots pages), and its pages.
 func firstBurst(hits []behaviourHit) (disallowed, pages int) {
 	var last time.Time
 	seen := map[string]bool{}
@@ -321,7 +321,8 @@ func firstBurst(hits []behaviourHit) (disallowed, pages int) {
 		if !selfStarted(h) {
 			continue
 		}
-		if !last.IsZero() && h.At.Sub(last) < behaviour.BurstGap && len(seen) < behaviour.Slots {
+		gap := h.At.Sub(last)
+		if !last.IsZero() && (gap < behaviour.BurstGap || len(seen) >= behaviour.BurstAtOnce && gap < behaviour.BurstStall) && len(seen) < behaviour.Slots {
 			if len(seen) == 0 {
 				seen[hits[prevSelf(hits, i)].Path] = true
 			}
