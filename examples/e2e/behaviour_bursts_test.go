@@ -311,41 +311,41 @@ func chromiumTabsCrawl(c *chromiumSession, base string, p crawlPlan, tabs int) (
 }
 
 // firstBurst returns the disallowed pages of a client's first burst, as
-// the behaviour evidence sees it (behaviour.BurstGap, or BurstStall once
-// it has BurstAtOnce pages; at most behaviour.Slots pages), and its pages.
+// the behaviour evidence sees it, and its pages: each within
+// behaviour.BurstGap of the one before, or BurstStall once it has
+// BurstAtOnce pages; resumed by a pair within BurstGap whose first is
+// within BurstStall of its last; at most behaviour.Slots pages. (The
+// crawlers run for less than a hold: one free burst.)
 func firstBurst(hits []behaviourHit) (disallowed, pages int) {
-	var last time.Time
-	seen := map[string]bool{}
+	var last, burstLast time.Time
+	var lastKey uint32
+	seen := map[uint32]string{} // the pages made before, by behaviour.Hash
+	burst := map[uint32]bool{}
 	for i := range hits {
 		h := &hits[i]
 		if !selfStarted(h) {
 			continue
 		}
+		key := behaviour.Hash(h.URI)
+		_, found := seen[key]
 		gap := h.At.Sub(last)
-		if !last.IsZero() && (gap < behaviour.BurstGap || len(seen) >= behaviour.BurstAtOnce && gap < behaviour.BurstStall) && len(seen) < behaviour.Slots {
-			if len(seen) == 0 {
-				seen[hits[prevSelf(hits, i)].Path] = true
+		soon := !last.IsZero() && gap < behaviour.BurstGap
+		switch {
+		case !last.IsZero() && burstLast.Equal(last) && (soon || len(burst) >= behaviour.BurstAtOnce && gap < behaviour.BurstStall):
+			if found || len(burst) < behaviour.Slots {
+				burst[key], burstLast = true, h.At
 			}
-			seen[h.Path] = true
-		} else if len(seen) > 0 {
-			break
+		case !soon || found:
+		case !burstLast.IsZero() && last.Sub(burstLast) < behaviour.BurstStall && len(burst)+2 <= behaviour.Slots,
+			burstLast.IsZero():
+			burst[lastKey], burst[key], burstLast = true, true, h.At
 		}
-		last = h.At
+		seen[key], last, lastKey = h.URI, h.At, key
 	}
-	for p := range seen {
-		if disallowedPath(p) {
+	for k := range burst {
+		if disallowedPath(seen[k]) {
 			disallowed++
 		}
 	}
-	return disallowed, len(seen)
-}
-
-// prevSelf returns the self-started navigation before hits[i].
-func prevSelf(hits []behaviourHit, i int) int {
-	for j := i - 1; j >= 0; j-- {
-		if selfStarted(&hits[j]) {
-			return j
-		}
-	}
-	return i
+	return disallowed, len(burst)
 }
