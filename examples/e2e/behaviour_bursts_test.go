@@ -285,7 +285,10 @@ func chromiumTabsCrawl(c *chromiumSession, base string, p crawlPlan, tabs int) (
 				if err := chromedp.Do(tab); err != nil {
 					return nil, err
 				}
-				if _, err := within(tab, 30*time.Second, chromedp.Poll[bool](`document.readyState === 'complete'`,
+				// (A new tab's about:blank is complete before the
+				// page's navigation commits: a loaded machine read its
+				// links, none, and the crawl ended at its home page.)
+				if _, err := within(tab, 30*time.Second, chromedp.Poll[bool](`document.readyState === 'complete' && location.protocol === 'https:'`,
 					chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 					return nil, err
 				}
