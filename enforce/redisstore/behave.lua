@@ -36,8 +36,6 @@ local B_HEAD_LEN = 56
 -- behaviour.BurstGap and BurstStall, ns.
 local B_BURST_GAP = 15000000
 local B_BURST_STALL = 300000000
--- behaviour.BurstAtOnce.
-local B_BURST_AT_ONCE = 3
 
 local function b_split(s)
 	if #s <= 9 then return 0, tonumber(s) end
@@ -178,16 +176,9 @@ local function b_observe(s, r, c)
 	if s.last_self ~= nil then gap = -s.last_self end
 	local soon = gap ~= nil and gap >= 0 and gap < B_BURST_GAP
 	local burst = false
-	if gap ~= nil and s.burst_last == s.last_self and
-		(soon or s.burst_n >= B_BURST_AT_ONCE and gap >= 0 and gap < B_BURST_STALL) then
+	if gap ~= nil and s.burst_last == s.last_self and gap >= 0 and gap < B_BURST_STALL then
 		burst = found ~= nil or s.burst_n < 16
 	elseif not soon then
-	elseif found == nil and s.burst_last ~= nil and s.last_self - s.burst_last < B_BURST_STALL and s.burst_n + 2 <= 16 then
-		burst = true
-		if newest ~= nil then
-			s.t[newest].burst = true
-			s.burst_n = s.burst_n + 1
-		end
 	elseif found == nil and (s.burst_last == nil or -s.burst_last >= c.hold) then
 		burst, s.burst_n = true, 0
 		if newest ~= nil then

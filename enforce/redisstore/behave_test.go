@@ -258,23 +258,23 @@ var burstScript = func() []struct {
 	}
 	out = append(out, step{2 * time.Second, 50}, step{time.Millisecond, 52}, step{time.Millisecond, 54})                  // a second burst, within the hold
 	out = append(out, step{-1, 60}, step{time.Millisecond, 62}, step{time.Millisecond, 64}, step{behaviour.BurstGap, 66}) // at the hold's end
-	// It stalls and resumes (behaviour.BurstStall), twice; then a pair too
-	// late to resume it.
+	// It goes on after pauses (behaviour.BurstStall), just within it; then
+	// a pause at it ends it, and the pair after is a second burst.
 	out = append(out, step{100 * time.Millisecond, 68}, step{time.Millisecond, 70}, step{40 * time.Millisecond, 72},
-		step{behaviour.BurstStall - 41*time.Millisecond, 74}, step{time.Millisecond, 76},
+		step{behaviour.BurstStall - time.Millisecond, 74}, step{time.Millisecond, 76},
 		step{behaviour.BurstStall, 78}, step{time.Millisecond, 80})
-	// A hold later, a burst of 15 that stalls: a pair would make it 17.
+	// A hold later, a burst of 15 that pauses: 16 goes on, 17 does not.
 	out = append(out, step{-1, 100})
 	for i := range 14 {
 		out = append(out, step{time.Millisecond, 101 + i})
 	}
-	out = append(out, step{100 * time.Millisecond, 120}, step{time.Millisecond, 122})
-	// A hold later, 3 pages at once (behaviour.BurstAtOnce) go on within
-	// BurstStall, and not at it; a hold later, 2 do not go on.
-	out = append(out, step{-1, 130}, step{time.Millisecond, 132}, step{time.Millisecond, 134},
+	out = append(out, step{100 * time.Millisecond, 120}, step{time.Millisecond, 122}, step{time.Millisecond, 124})
+	// A hold later, 2 pages at once go on within BurstStall, and not at it;
+	// a hold later, 2 pages BurstGap apart are no burst.
+	out = append(out, step{-1, 130}, step{time.Millisecond, 132},
 		step{behaviour.BurstStall - time.Millisecond, 136}, step{behaviour.BurstStall - time.Millisecond, 138}, step{behaviour.BurstStall, 140},
 		step{time.Millisecond, 142}, step{time.Millisecond, 144})
-	out = append(out, step{-1, 150}, step{time.Millisecond, 152}, step{100 * time.Millisecond, 154}, step{100 * time.Millisecond, 156},
+	out = append(out, step{-1, 150}, step{behaviour.BurstGap, 152}, step{100 * time.Millisecond, 154}, step{100 * time.Millisecond, 156},
 		step{100 * time.Millisecond, 158}, step{100 * time.Millisecond, 160})
 	return out
 }()

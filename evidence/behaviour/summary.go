@@ -61,25 +61,18 @@ type Summary struct {
 // alike, the person wins. A later burst counts every page.
 const BurstGap = 15 * time.Millisecond
 
-// BurstStall is how long a burst may stall and resume: two navigations
-// within BurstGap of each other, the first within BurstStall of the
-// burst's last, join it. Chromium opening tabs as it starts sends six at
-// once, then the rest 97 to 154 ms later (measured: its six requests a
-// host until it knows the connection is HTTP/2). A crawler loading one
-// page after another makes no such pair.
-//
-// A burst of at least [BurstAtOnce] pages goes on, too, with each
-// navigation to a new target within BurstStall of its last: a loaded
-// machine spreads the rest of the pages a browser opens at once (Chromium
-// opening 10 tabs as it starts, in a CI run at a load of 9: 4 pages
-// within 1.2 ms, then the other 6 at 0.6 to 69.6 ms). A crawler loading
-// one page after another opens no 3 pages within BurstGap of each other
-// (and a redirect's next hop to another page makes only 2).
+// BurstStall is how far apart a burst's pages may be once two have
+// started within BurstGap: each navigation to a new target within
+// BurstStall of the burst's last joins it. A browser opening pages at once
+// starts them in batches: Chromium sends six to a host until it knows the
+// connection is HTTP/2, then the rest 97 to 154 ms later; opening a
+// bookmarks folder in new tabs on a site it already has open, it started
+// them 0.0 to 46 ms apart with pauses of 62 to 207 ms between batches; a
+// loaded machine spreads them (Chromium as it starts, in a CI run at a
+// load of 9: 4 within 1.2 ms, then 6 more 0.6 to 69.6 ms apart). A
+// crawler loading one page after another starts no two pages within
+// BurstGap, so it has no burst to go on with.
 const BurstStall = 300 * time.Millisecond
-
-// BurstAtOnce is how many pages a burst must have opened within BurstGap
-// of each other before it goes on with pages BurstStall apart.
-const BurstAtOnce = 3
 
 // Packing of a target entry.
 const (
@@ -188,27 +181,17 @@ func (s *Summary) Observe(now int64, r *Request, c *Config) Verdict {
 		}
 	}
 	// A burst: a new target within BurstGap of the last self-started
-	// navigation. The first in Hold goes on while it does (or, once it has
-	// BurstAtOnce pages, within BurstStall), up to Slots navigations; it
-	// starts with that last navigation, and resumes with it within
-	// BurstStall.
+	// navigation, which starts it. The first in Hold goes on with each
+	// navigation within BurstStall of its last, up to Slots navigations.
 	gap := now - s.LastSelf
 	soon := s.LastSelf != 0 && gap >= 0 && gap < int64(BurstGap)
 	burst := false
 	switch {
-	case s.LastSelf != 0 && s.BurstLast == s.LastSelf &&
-		(soon || s.BurstN >= BurstAtOnce && gap >= 0 && gap < int64(BurstStall)):
+	case s.LastSelf != 0 && s.BurstLast == s.LastSelf && gap >= 0 && gap < int64(BurstStall):
 		// The free burst goes on: a navigation to a target it has (a
 		// redirect's next hop) keeps it going without a place of its own.
 		burst = found >= 0 || s.BurstN < Slots
 	case !soon:
-	case found < 0 && s.BurstLast != 0 && s.LastSelf-s.BurstLast < int64(BurstStall) && int(s.BurstN)+2 <= Slots:
-		// It resumes after a stall: the last navigation and this one.
-		burst = true
-		if newest >= 0 {
-			s.Targets[newest] |= entryBurst
-			s.BurstN++
-		}
 	case found < 0 && (s.BurstLast == 0 || now-s.BurstLast >= int64(c.Hold)):
 		burst, s.BurstN = true, 0
 		if newest >= 0 {

@@ -34,6 +34,9 @@ type chromiumOptions struct {
 	profile  string // the user data directory; "" for a new one
 	noImages bool   // images off, as scrapers run it
 	restore  bool   // restore the profile's last session (its tabs), as a person's browser does when it starts
+	// extension is the directory of an unpacked extension to load ("" for
+	// none).
+	extension string
 }
 
 // startChromium starts headless Chromium for the sites s with the desktop
@@ -47,7 +50,7 @@ func startChromium(bin, ua, home, scratch string, o chromiumOptions) (*chromiumS
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("hide-scrollbars", true),
-		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter"),
+		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,DisableLoadExtensionCommandLineSwitch"),
 		chromedp.UserDataDir(o.profile), chromedp.WindowSize(1280, 900), chromedp.UserAgent(ua),
 	}
 	if o.restore {
@@ -55,6 +58,9 @@ func startChromium(bin, ua, home, scratch string, o chromiumOptions) (*chromiumS
 	}
 	if o.noImages {
 		opts = append(opts, chromedp.Flag("blink-settings", "imagesEnabled=false"))
+	}
+	if o.extension != "" {
+		opts = append(opts, chromedp.Flag("load-extension", o.extension), chromedp.Flag("disable-extensions-except", o.extension))
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
