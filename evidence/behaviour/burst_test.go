@@ -22,6 +22,19 @@ func burst(s *Summary, c *Config, ms float64, gap time.Duration, name string, n 
 	return held, v, ms
 }
 
+// recorded opens the pages /page0, /page1, ... through s, gaps apart (in
+// ms, from ms on), the i-th disallowed if disallowed(i) says so; it
+// returns the first that was held (-1: none) and its verdict.
+func recorded(s *Summary, c *Config, ms float64, gaps []float64, disallowed func(i int) bool) (held int, v Verdict) {
+	for i, g := range gaps {
+		ms += g
+		if w := s.Observe(start+int64(ms*float64(time.Millisecond)), nav(typed, fmt.Sprintf("/page%d", i), disallowed(i)), c); w.Held {
+			return i, w
+		}
+	}
+	return -1, Verdict{}
+}
+
 // TestBurstPerson: a person opening a bookmarks folder of 16 disallowed
 // pages at once (the gaps Chromium and Firefox made, 0 to 13 ms) is not
 // held, nor when they then type two more disallowed addresses; the burst
@@ -118,12 +131,8 @@ func TestBurstStall(t *testing.T) {
 	c := Default
 	gaps := []float64{0, 0.6, 0.2, 0.2, 0.2, 0.7, 96.8, 0.5, 31.4, 83}
 	var s Summary
-	ms := 0.0
-	for i, g := range gaps {
-		ms += g
-		if v := s.Observe(start+int64(ms*float64(time.Millisecond)), nav(typed, fmt.Sprintf("/search?q=%d", i), true), &c); v.Held {
-			t.Fatalf("held at the %d: %+v", i+1, v)
-		}
+	if held, v := recorded(&s, &c, 0, gaps, func(int) bool { return true }); held >= 0 {
+		t.Fatalf("held at the %d: %+v", held+1, v)
 	}
 	if s.BurstN != 10 {
 		t.Errorf("the burst has %d pages, want 10", s.BurstN)
@@ -149,12 +158,8 @@ func TestBurstSpread(t *testing.T) {
 	c := Default
 	gaps := []float64{0, 1.2, 0.5, 0.3, 47.5, 0.6, 69.6, 55.3, 24.6, 49.3}
 	var s Summary
-	ms := 0.0
-	for i, g := range gaps {
-		ms += g
-		if v := s.Observe(start+int64(ms*float64(time.Millisecond)), nav(typed, fmt.Sprintf("/search?q=%d", i), true), &c); v.Held {
-			t.Fatalf("held at the %d: %+v", i+1, v)
-		}
+	if held, v := recorded(&s, &c, 0, gaps, func(int) bool { return true }); held >= 0 {
+		t.Fatalf("held at the %d: %+v", held+1, v)
 	}
 	if p, d := s.count(); s.BurstN != 10 || p != 1 || d != 1 {
 		t.Errorf("the burst has %d pages and counts as %d pages, %d disallowed; want 10, 1, 1", s.BurstN, p, d)
@@ -228,13 +233,8 @@ func TestBurstOpenAll(t *testing.T) {
 			if run.gaps[0] > 0 { // warm: the home page first
 				s.Observe(start, nav(typed, "/", false), &c)
 			}
-			ms := 0.0
-			for i, g := range run.gaps {
-				ms += g
-				if v := s.Observe(start+int64(ms*float64(time.Millisecond)), nav(typed, fmt.Sprintf("/page%d", i), folder[(i+turn)%len(folder)]), &c); v.Held {
-					held++
-					break
-				}
+			if h, _ := recorded(&s, &c, 0, run.gaps, func(i int) bool { return folder[(i+turn)%len(folder)] }); h >= 0 {
+				held++
 			}
 		}
 		if held != run.held {
