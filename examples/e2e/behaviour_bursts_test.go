@@ -344,8 +344,9 @@ func chromiumTabsCrawl(c *chromiumSession, base string, p crawlPlan, tabs int) (
 				}
 				// (A new tab's about:blank is complete before the
 				// page's navigation commits: a loaded machine read its
-				// links, none, and the crawl ended at its home page.)
-				if _, err := within(tab, 30*time.Second, chromedp.Poll[bool](`document.readyState === 'complete' && location.protocol === 'https:'`,
+				// links, none, and the crawl ended at its home page. A
+				// refusal's error page is not https:.)
+				if _, err := within(tab, 30*time.Second, chromedp.Poll[bool](`document.readyState === 'complete' && location.href !== 'about:blank'`,
 					chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 					return nil, err
 				}
