@@ -309,6 +309,31 @@ chrome.tabs.onUpdated.addListener((id, info, tab) => {
 	return nil
 }
 
+// tabLinks returns the links of the page a tab loads, once it has loaded,
+// within d. The check and the reading are one evaluation, tried again
+// until the page is there: a new tab's about:blank is complete before the
+// page's navigation commits (a loaded machine read its links, none, and
+// the crawl ended at its home page), and a check and a reading made apart
+// can straddle the commit ("Execution context was destroyed").
+func tabLinks(tab context.Context, d time.Duration) ([]string, error) {
+	type page struct {
+		Ready bool
+		Links []string
+	}
+	js := `document.readyState === 'complete' && location.href !== 'about:blank' ? {Ready: true, Links: ` + linksJS + `} : {Ready: false}`
+	deadline := time.Now().Add(d)
+	for {
+		p, err := within(tab, 5*time.Second, chromedp.Evaluate[page](js))
+		switch {
+		case err == nil && p.Ready:
+			return p.Links, nil
+		case time.Now().After(deadline):
+			return nil, fmt.Errorf("the page did not load in %s (last error: %v)", d, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // bookmarksFirefox: Firefox started with a bookmarks folder's 10 pages
 // (search and account pages among them) on its command line.
 func bookmarksFirefox(env *behaviourEnv, i int) error {
@@ -342,15 +367,7 @@ func chromiumTabsCrawl(c *chromiumSession, base string, p crawlPlan, tabs int) (
 				if err := chromedp.Do(tab); err != nil {
 					return nil, err
 				}
-				// (A new tab's about:blank is complete before the
-				// page's navigation commits: a loaded machine read its
-				// links, none, and the crawl ended at its home page. A
-				// refusal's error page is not https:.)
-				if _, err := within(tab, 30*time.Second, chromedp.Poll[bool](`document.readyState === 'complete' && location.href !== 'about:blank'`,
-					chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-					return nil, err
-				}
-				return within(tab, 10*time.Second, chromedp.Evaluate[[]string](linksJS))
+				return tabLinks(tab, 30*time.Second)
 			}()
 			if err != nil {
 				if len(queue) == 0 {
