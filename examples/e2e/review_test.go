@@ -66,8 +66,15 @@ func newBrowserWith(t *testing.T, extra ...chromedp.ExecAllocatorOption) *browse
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelC(); cancelA() })
+	// Start the browser first, once: a context whose first start failed
+	// and is started again makes chromedp v0.23 close its allocation's
+	// channel twice when both browsers exit, a panic that ends the whole
+	// test binary.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
 	b := &browser{ctx: ctx}
-	messages := chromedp.Console(ctx) // starts the browser
+	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {
 			if err != nil {
