@@ -55,7 +55,8 @@ type Summary struct {
 // same target, it makes no burst).
 //
 // A client's first burst in Hold, at most Slots navigations to distinct
-// targets each within BurstGap of the one before, counts as one target
+// targets, the first two within BurstGap of each other and each next
+// within [BurstStall] of the one before, counts as one target
 // (disallowed if one of its pages is) and makes no hold by itself: where a
 // person opening many pages at once and a crawler's first pages look
 // alike, the person wins. A later burst counts every page.
