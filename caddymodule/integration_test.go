@@ -102,22 +102,29 @@ func get(t *testing.T, tester *caddytest.Tester, method, path, ua string, header
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := tester.Client.Do(req)
-	// Caddy keeps the listener across a config load, and the old config's
-	// server, shut down with the 1ns grace period, can still accept the
-	// first request after InitServer and then close it unanswered: that
-	// is the test harness, not the handler, so such a request is sent
-	// again (it has no body).
-	for try := 0; err != nil && try < 3 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)); try++ {
-		time.Sleep(50 * time.Millisecond)
-		resp, err = tester.Client.Do(req)
-	}
+	resp, err := sendAfterLoad(tester.Client, req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp, string(body)
+}
+
+// sendAfterLoad sends a request (without a body) on a connection that may
+// be the first after a config load. Caddy keeps the listener across a
+// load, and the old config's server, shut down with the 1ns grace period,
+// can still accept a connection after InitServer has returned (Caddy starts
+// the old servers' shutdowns in goroutines, which a loaded machine may not
+// have run yet) and then close it unanswered: that is the test harness,
+// not the handler, so such a request is sent again.
+func sendAfterLoad(client *http.Client, req *http.Request) (*http.Response, error) {
+	resp, err := client.Do(req)
+	for try := 0; err != nil && try < 3 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)); try++ {
+		time.Sleep(50 * time.Millisecond)
+		resp, err = client.Do(req)
+	}
+	return resp, err
 }
 
 func expectStatus(t *testing.T, what string, resp *http.Response, body string, want int) {
@@ -546,7 +553,11 @@ func TestIntegrationReloadStorm(t *testing.T) {
 				path := []string{"/a/x", "/b/x", "/common/x", "/robots.txt"}[i%4]
 				req, _ := http.NewRequest("GET", "http://localhost:9080"+path, nil)
 				req.Header.Set("User-Agent", uaExample)
-				resp, err := client.Do(req)
+				send := client.Do
+				if i == w { // each client's first connection
+					send = func(req *http.Request) (*http.Response, error) { return sendAfterLoad(client, req) }
+				}
+				resp, err := send(req)
 				if err != nil {
 					errs <- fmt.Sprintf("%s: %v", path, err)
 					return
