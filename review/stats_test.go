@@ -351,6 +351,26 @@ func BenchmarkRecord(b *testing.B) {
 			}
 		})
 	}
+	// A flood that cycles through more disallowed paths, each under a
+	// rule of its own, than the top lists hold: every request misses
+	// every item of the bot's lists and replaces one.
+	b.Run("bot violation flood", func(b *testing.B) {
+		var rules []policy.Rule
+		var paths []string
+		for i := range 200 {
+			rules = append(rules, policy.Rule{Pattern: fmt.Sprintf("/wiki/Special:Page%d/", i), Line: i + 2})
+			paths = append(paths, fmt.Sprintf("/wiki/Special:Page%d/x", i))
+		}
+		e := Event{Token: "roguebot", Class: uaclass.OtherBot, Outcome: Refused, Violation: true, Version: "abc"}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			e.Time = time.Now()
+			e.Path, e.Rule = paths[i%len(paths)], &rules[i%len(rules)]
+			s.Record(&e)
+			i++
+		}
+	})
 }
 
 // TestStaticPage: the page is one self-contained file: no URL to another
