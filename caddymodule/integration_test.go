@@ -553,11 +553,13 @@ func TestIntegrationReloadStorm(t *testing.T) {
 				path := []string{"/a/x", "/b/x", "/common/x", "/robots.txt"}[i%4]
 				req, _ := http.NewRequest("GET", "http://localhost:9080"+path, nil)
 				req.Header.Set("User-Agent", uaExample)
-				send := client.Do
+				var resp *http.Response
+				var err error
 				if i == w { // each client's first connection
-					send = func(req *http.Request) (*http.Response, error) { return sendAfterLoad(client, req) }
+					resp, err = sendAfterLoad(client, req)
+				} else {
+					resp, err = client.Do(req)
 				}
-				resp, err := send(req)
 				if err != nil {
 					errs <- fmt.Sprintf("%s: %v", path, err)
 					return

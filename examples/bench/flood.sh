@@ -25,6 +25,7 @@
 #                                                  # earlier commit
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. examples/bench/lib.sh # cputicks, hz, median
 duration=${BENCH_DURATION:-5s}
 rounds=${BENCH_ROUNDS:-7}
 conns=${BENCH_CONNECTIONS:-64}
@@ -137,10 +138,6 @@ for cfg in "${configs[@]}"; do
 	for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:${cfg##*:}/" 2>/dev/null && break; sleep 0.1; done
 done
 
-# cputicks NAME: the CPU time (user + system, in clock ticks) that NAME's
-# Caddy has used.
-cputicks() { awk '{ print $14 + $15 }' "/proc/$(awk -v n="$1" '$1 == n { print $2 }' "$work/pids")/stat"; }
-hz=$(getconf CLK_TCK)
 # run NAME PORT ROUND [DURATION]: one wrk run; appends "round rps requests
 # refused cpu-ticks" to $work/NAME.rounds (ROUND 0, the warm-up, to
 # NAME.warm). Every response must be a refusal.
@@ -187,7 +184,6 @@ for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 pids=()
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
 echo "$(nproc) cores (Caddy on ${pin_caddy[*]:-any core}, wrk on ${pin_wrk[*]:-any core}), $(date -u +%Y-%m-%d), wrk -t$threads -c$conns -d$duration, $rounds rounds, medians"
 echo "robots.txt: $robots ($(grep -ciE '^(dis)?allow:' "$robots") rules; the flood cycles through $npaths disallowed paths from 5 addresses)${guard:+; options: $guard}"

@@ -18,6 +18,7 @@
 #   BENCH_DURATION=2s BENCH_ROUNDS=1 examples/bench/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. examples/bench/lib.sh # cputicks, hz, median
 duration=${BENCH_DURATION:-5s}
 rounds=${BENCH_ROUNDS:-7}
 conns=${BENCH_CONNECTIONS:-64}
@@ -77,11 +78,6 @@ for port in 18080 18081 18082 18083 18084; do
 	for _ in $(seq 100); do curl -fsS -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null && break; sleep 0.1; done
 done
 
-# cputicks NAME: the CPU time (user + system, in clock ticks) that NAME's
-# Caddy has used.
-cputicks() { awk '{ print $14 + $15 }' "/proc/$(awk -v n="$1" '$1 == n { print $2 }' "$work/pids")/stat"; }
-hz=$(getconf CLK_TCK)
-
 # run NAME PORT: one wrk run; writes "rps p50_ms p99_ms requests cpu-ticks"
 # to $work/NAME.res
 run() {
@@ -118,7 +114,6 @@ for r in $(seq "$rounds"); do
 		echo "$r $rps $p50 $p99 $n $cpu" >>"$work/$name.rounds"
 	done
 done
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
 echo "$(nproc) cores (each Caddy on ${pin_caddy[*]:-any core}, wrk on ${pin_wrk[*]:-any core}), $(date -u +%Y-%m-%d), wrk -t$threads -c$conns -d$duration, $rounds rounds, medians"
 printf '%-8s %10s %12s %9s %9s %12s %12s %10s\n' config "req/s" "vs plain" "p50 ms" "p99 ms" "p99 added" "CPU µs/req" "vs plain"

@@ -62,6 +62,7 @@
 #   BENCH_DURATION=3s BENCH_ROUNDS=3 BENCH_FLOOD=20000 examples/bench/tls.sh   # quick
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. examples/bench/lib.sh # cputicks, hz, median
 duration=${BENCH_DURATION:-5s}
 rounds=${BENCH_ROUNDS:-3}
 conns=${BENCH_CONNECTIONS:-32}
@@ -184,10 +185,6 @@ elif [ "$client" = image ]; then
 	hdrs+=(-H 'Sec-Fetch-Site: same-origin' -H 'Sec-Fetch-Mode: no-cors' -H 'Sec-Fetch-Dest: image'
 		-H 'X-Client-JA4: t13d1717h2_5b57614c22b0_3cbfd9057e0d')
 fi
-# cputicks FRONT: the CPU time (user + system, in clock ticks) of FRONT's
-# Caddy so far.
-cputicks() { awk '{ print $14 + $15 }' "/proc/$(awk -v n="$1" '$1 == n { print $2 }' "$work/pids")/stat"; }
-hz=$(getconf CLK_TCK)
 # run FRONT PORT MODE [DURATION]: one wrk run; prints its requests/s and
 # the front's CPU time per request (µs), which other processes on a
 # shared machine disturb less. Every answer must be 200.
@@ -215,7 +212,6 @@ for r in $(seq "$rounds"); do
 		echo "round $r $m: $label on ${a% *} req/s (${a#* } µs CPU/req), off ${b% *} req/s (${b#* } µs CPU/req)"
 	done
 done
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
 echo "BENCH_MODE=$mode BENCH_CLIENT=$client: on = $(echo $on_opts), off = $(echo $off_opts)"
 echo "$(nproc) cores (Caddy on ${pin_caddy[*]:-any core}, GOMAXPROCS=1; wrk on ${pin_wrk[*]:-any core}), $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg), wrk -t1 -c$conns -d$duration, $rounds rounds, medians"
