@@ -75,7 +75,8 @@ https://localhost:9443, http://localhost:9080 {
 			t.Errorf("a browser's %s: body %q, X-Robots-Guard %q; want the backend's page, no refusal", path, body, resp.Header.Get("X-Robots-Guard"))
 		}
 	}
-	// curl posing as Chrome over HTTPS.
+	// curl posing as Chrome over HTTPS, once the certificate is there.
+	certified(t, "localhost:9443")
 	out, err := exec.Command(curl, "-sk", "-D", "-", "-o", "/dev/null", "-A", uaChrome, "https://localhost:9443/private/curl.html").Output()
 	if err != nil {
 		t.Fatalf("curl: %v", err)
