@@ -670,16 +670,17 @@ func (h *Handler) serveFeed(gate *enforce.FeedGate, w http.ResponseWriter, r *ht
 // the metrics, the live statistics, the placeholders and (when
 // noteworthy or sampled) the decision log.
 func (h *Handler) record(r *http.Request, vars map[string]any, rd *enforce.Reading, d *enforce.Decision, snap *source.Snapshot) {
-	rec := record.New(rd, d, h.Zone, snap.Version, snap.Body)
+	rec := new(record.Record) // on the stack: nothing below keeps it
+	rec.Set(rd, d, h.Zone, snap.Version, snap.Body)
 	rec.Site = h.site
 	if !rec.BlockedUntil.IsZero() && rec.Reason != enforce.ReasonBlockedClient {
 		h.shared.sites.BlockedOn(h.engine.ClientPrefix(rec.ClientIP), rec.Token(), rec.SiteName()) // the site of the block
 	}
-	h.metrics.Record(&rec)
+	h.metrics.Record(rec)
 	h.siteCount.Count(rec.Action)
-	h.observe(r, vars, &rec) // observe.go: live statistics, placeholders
+	h.observe(r, vars, rec) // observe.go: live statistics, placeholders
 	if rec.Noteworthy || h.LogAllowed > 0 && rand.Float64() < h.LogAllowed {
-		h.decisions.Write(&rec)
+		h.decisions.Write(rec)
 	}
 }
 

@@ -131,79 +131,60 @@ type Reading struct {
 // With Agents nil Read allocates nothing for a classified User-Agent
 // (the classifier caches) and an ordinary target.
 func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading) error {
+	// out is filled in place, field by field: a Reading built on the
+	// stack and copied would take a refusal's stack past what a
+	// connection's goroutine starts with.
+	*out = Reading{}
+	req := &out.Request
 	ua := header(r.Header, "User-Agent")
+	out.UserAgent, out.URI = ua, f.URI
 	// 1. Classification.
 	who := rd.Classifier.Classify(ua)
 	// 2. Signature identification.
 	var verdict uaclass.Verdict
-	var signed bool
-	sig := rd.Agents.Check(r)
-	if sig.Outcome != signature.None {
-		who, verdict, signed = sig.Identify(rd.Classifier, who, verdict)
+	out.Signature = rd.Agents.Check(r)
+	if sig := &out.Signature; sig.Outcome != signature.None {
+		who, verdict, req.Signed = sig.Identify(rd.Classifier, who, verdict)
 	}
 	// 3. Evidence judgement.
 	judged, poser := rd.Engine.Judge(&who, f, r.Method, r.Header)
 	if poser {
 		who = uaclass.Result{Class: uaclass.Poser, Claim: who.Claim}
 	}
-	crossSite := !poser && CrossSiteFetch(r.Header, r.Host)
+	req.UA, req.BrowserLike = who, who.BrowserLike
+	req.Evidence = judged
+	req.CrossSite = !poser && CrossSiteFetch(r.Header, r.Host)
 	// What the request says of how its client navigates, for the
 	// behaviour evidence that Decide judges over its requests.
-	behaved, behaviourRead := rd.Engine.ReadBehaviour(&who, f, r.Header)
+	req.Behaviour, req.behaviourRead = rd.Engine.ReadBehaviour(&req.UA, f, r.Header)
 	// 4. Verification.
 	if rd.Verifier != nil && verdict == uaclass.NotClaimed && who.Bot != nil && who.Bot.Verify != "" {
 		verdict = rd.Verifier.Verify(r.Context(), f.ClientIP, who)
 	}
+	req.Verdict = verdict
 	// 5. Target parse.
 	target, err := policy.ParseTarget(f.URI)
 	if errors.Is(err, policy.ErrFragment) {
 		return err
 	}
-	invalid := err != nil
+	req.Invalid = err != nil
 	// 6. Canonical variants.
-	var canonical string
-	var nonCanonical bool
 	if rd.Canonical && p != nil && p.HasCanonical() {
 		var canonTarget string
-		canonical, canonTarget, nonCanonical = p.Canonical(who.Tokens, f.Scheme, r.Host, target.Normal)
-		if nonCanonical {
+		out.Canonical, canonTarget, out.NonCanonical = p.Canonical(who.Tokens, f.Scheme, r.Host, target.Normal)
+		if out.NonCanonical {
 			target.AddVariant(canonTarget)
 		}
 		if !p.HasDomain() {
 			// Without a Domain the host would be the request's own: never
 			// echo a Host header into Link or Location.
-			canonical = policy.RelativeRef(canonTarget)
+			out.Canonical = policy.RelativeRef(canonTarget)
 		}
 	}
-	*out = Reading{
-		Request: Request{
-			IP:           f.ClientIP,
-			UA:           who,
-			Verdict:      verdict,
-			Signed:       signed,
-			CrossSite:    crossSite,
-			Method:       r.Method,
-			Host:         r.Host,
-			Target:       target,
-			Invalid:      invalid,
-			BrowserLike:  who.BrowserLike,
-			Dest:         header(r.Header, "Sec-Fetch-Dest"),
-			Accept:       header(r.Header, "Accept"),
-			JA4:          f.JA4,
-			QUIC:         f.QUIC,
-			Framing:      f.Framing,
-			FramingStack: f.TLS.Framing,
-			Evidence:     judged,
-
-			Behaviour:     behaved,
-			behaviourRead: behaviourRead,
-		},
-		UserAgent:    ua,
-		URI:          f.URI,
-		Signature:    sig,
-		Canonical:    canonical,
-		NonCanonical: nonCanonical,
-	}
+	req.Target = target
+	req.IP, req.Method, req.Host = f.ClientIP, r.Method, r.Host
+	req.Dest, req.Accept = header(r.Header, "Sec-Fetch-Dest"), header(r.Header, "Accept")
+	req.JA4, req.QUIC, req.Framing, req.FramingStack = f.JA4, f.QUIC, f.Framing, f.TLS.Framing
 	return nil
 }
 

@@ -130,18 +130,27 @@ type Record struct {
 // against the robots.txt version whose text is given, in zone. It
 // allocates nothing.
 func New(rd *enforce.Reading, d *enforce.Decision, zone, version string, text []byte) Record {
+	var r Record
+	r.Set(rd, d, zone, version, text)
+	return r
+}
+
+// Set makes r the record of decision d on the request rd read, in place:
+// a Record returned by value is built on the caller's stack and copied,
+// which takes a refusal's stack past what a connection's goroutine
+// starts with.
+func (r *Record) Set(rd *enforce.Reading, d *enforce.Decision, zone, version string, text []byte) {
 	req := &rd.Request
-	r := Record{
-		Zone: zone, Version: version, VersionText: text,
-		ClientIP: req.IP, UserAgent: rd.UserAgent,
-		Class: req.UA.Class, Tokens: req.UA.Tokens, Verdict: req.Verdict,
-		Evidence: req.Evidence, JA4: req.JA4, QUIC: req.QUIC, Framing: req.Framing, FramingStack: req.FramingStack.Family,
-		Method: req.Method, Host: req.Host, URI: rd.URI, Path: req.Target.Normal,
-		Action: d.Action, Reason: d.Reason, Rule: d.Rule, Group: d.Group, Strikes: d.Strikes, AddressStrikes: d.AddressStrikes,
-		ReadRobots: d.ReadRobots, RobotsAt: d.RobotsAt, DryRun: d.DryRun, RetryAfter: d.RetryAfter,
-		BlockedUntil: d.BlockedUntil, BlockDropped: d.BlockDropped,
-		BrowserDisallowed: d.BrowserDisallowed, Noteworthy: d.Noteworthy(),
-	}
+	*r = Record{} // field by field below: a literal would be built on the stack and copied
+	r.Zone, r.Version, r.VersionText = zone, version, text
+	r.ClientIP, r.UserAgent = req.IP, rd.UserAgent
+	r.Class, r.Tokens, r.Verdict = req.UA.Class, req.UA.Tokens, req.Verdict
+	r.Evidence, r.JA4, r.QUIC, r.Framing, r.FramingStack = req.Evidence, req.JA4, req.QUIC, req.Framing, req.FramingStack.Family
+	r.Method, r.Host, r.URI, r.Path = req.Method, req.Host, rd.URI, req.Target.Normal
+	r.Action, r.Reason, r.Rule, r.Group, r.Strikes, r.AddressStrikes = d.Action, d.Reason, d.Rule, d.Group, d.Strikes, d.AddressStrikes
+	r.ReadRobots, r.RobotsAt, r.DryRun, r.RetryAfter = d.ReadRobots, d.RobotsAt, d.DryRun, d.RetryAfter
+	r.BlockedUntil, r.BlockDropped = d.BlockedUntil, d.BlockDropped
+	r.BrowserDisallowed, r.Noteworthy = d.BrowserDisallowed, d.Noteworthy()
 	if !d.BlockedUntil.IsZero() {
 		r.BlockReason = d.BlockReason.String()
 	}
@@ -157,7 +166,6 @@ func New(rd *enforce.Reading, d *enforce.Decision, zone, version string, text []
 			r.SignatureError = sig.Err.Error()
 		}
 	}
-	return r
 }
 
 // Token returns the most specific product token, or "".

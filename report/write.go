@@ -173,6 +173,12 @@ func (l *DecisionLog) Write(r *record.Record) {
 	} else {
 		rl = nil // a sampled allowed request is never folded
 	}
+	l.line(logger, r, rl, &key, hash)
+}
+
+// line writes r's line, and with rl starts counting its repeats under key.
+// Apart from Write, whose folded repeats need none of its stack.
+func (l *DecisionLog) line(logger *zap.Logger, r *record.Record, rl *repeatLog, key *repeatKey, hash uint64) {
 	ce := logger.Check(zap.InfoLevel, r.Message())
 	if ce == nil {
 		return
@@ -184,7 +190,7 @@ func (l *DecisionLog) Write(r *record.Record) {
 	}
 	ce.Write(zap.Inline(e))
 	if rl != nil {
-		rl.start(key, hash, e, time.Now())
+		rl.start(*key, hash, e, time.Now())
 	}
 }
 
