@@ -46,28 +46,8 @@ var floodTargets = []string{"/w/index.php?title=Special:Random", "/api/rest_v1/p
 // repeats (request_setup), to subtract from the whole and from observe.
 func BenchmarkRefusal(b *testing.B) {
 	robots := floodRobots(b)
-	const ua = "Mozilla/5.0 (compatible; RogueBot/2.0; +http://rogue.example/bot)"
 	setup := func(b *testing.B, level zapcore.Level, repeats time.Duration) *Handler {
-		d := caddy.Duration(repeats)
-		h := &Handler{Robots: robots, Zone: "bench-refusal", Verify: &VerifyConfig{Disabled: true}, Strikes: 1 << 30, Rates: map[string]caddy.Duration{"bot": 0}, LogRepeats: &d}
-		loggedHandler(b, h, zap.InfoLevel)
-		h.decisions.SetLogger(jsonLogger(zapcore.AddSync(io.Discard), level))
-		return h
-	}
-	requests := func(errorRoutes bool) []*http.Request {
-		srv := &caddyhttp.Server{}
-		if errorRoutes {
-			srv.Errors = &caddyhttp.HTTPErrorConfig{Routes: caddyhttp.RouteList{{}}}
-		}
-		var rs []*http.Request
-		for _, target := range floodTargets {
-			r := httptest.NewRequest("GET", target, nil)
-			r.Header.Set("User-Agent", ua)
-			ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: "198.51.100.7"})
-			ctx = context.WithValue(ctx, caddyhttp.ServerCtxKey, srv)
-			rs = append(rs, r.WithContext(ctx))
-		}
-		return rs
+		return floodHandler(b, robots, "bench-refusal", level, repeats)
 	}
 	next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil })
 	serve := func(b *testing.B, h *Handler, rs []*http.Request) {
@@ -101,14 +81,14 @@ func BenchmarkRefusal(b *testing.B) {
 		{"log=repeats/handle_errors", zap.InfoLevel, 10 * time.Second, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			serve(b, setup(b, tc.level, tc.repeats), requests(tc.errorRoutes))
+			serve(b, setup(b, tc.level, tc.repeats), floodRequests(tc.errorRoutes))
 		})
 	}
 
 	// What Caddy's server gives each request (a replacer, variables, a new
 	// context), which the figures above and observe's include: subtract it.
 	b.Run("piece=request_setup", func(b *testing.B) {
-		r := requests(false)[0]
+		r := floodRequests(false)[0]
 		b.ReportAllocs()
 		for b.Loop() {
 			asCaddyServes(r)
@@ -117,7 +97,7 @@ func BenchmarkRefusal(b *testing.B) {
 
 	// The pieces, on one request.
 	h := setup(b, zap.InfoLevel, 10*time.Second)
-	r := requests(false)[0]
+	r := floodRequests(false)[0]
 	r = r.WithContext(context.WithValue(r.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer()))
 	snap := h.source.Snapshot()
 	f := h.facts(nil, r, varsOf(r))
@@ -130,7 +110,7 @@ func BenchmarkRefusal(b *testing.B) {
 	b.Run("piece=classify", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			h.classifier.Classify(ua)
+			h.classifier.Classify(floodUA)
 		}
 	})
 	b.Run("piece=read", func(b *testing.B) {
@@ -168,6 +148,40 @@ func BenchmarkRefusal(b *testing.B) {
 			h.decisions.Write(&rec)
 		}
 	})
+}
+
+// floodUA is the flood's rogue bot.
+const floodUA = "Mozilla/5.0 (compatible; RogueBot/2.0; +http://rogue.example/bot)"
+
+// floodHandler is a handler for the flood's refusals in zone: the rules
+// of robots, verification off, strikes that never block (so every refusal
+// is "disallowed" and matches a rule), no class rate, and the decision log
+// written to nowhere at level, with log_repeats repeats.
+func floodHandler(b *testing.B, robots, zone string, level zapcore.Level, repeats time.Duration) *Handler {
+	d := caddy.Duration(repeats)
+	h := &Handler{Robots: robots, Zone: zone, Verify: &VerifyConfig{Disabled: true}, Strikes: 1 << 30, Rates: map[string]caddy.Duration{"bot": 0}, LogRepeats: &d}
+	loggedHandler(b, h, zap.InfoLevel)
+	h.decisions.SetLogger(jsonLogger(zapcore.AddSync(io.Discard), level))
+	return h
+}
+
+// floodRequests are the flood's requests, one per floodTargets, from one
+// client address, as a Caddy server (with error routes, or without) hands
+// them to its handlers; asCaddyServes gives each its per-request setup.
+func floodRequests(errorRoutes bool) []*http.Request {
+	srv := &caddyhttp.Server{}
+	if errorRoutes {
+		srv.Errors = &caddyhttp.HTTPErrorConfig{Routes: caddyhttp.RouteList{{}}}
+	}
+	var rs []*http.Request
+	for _, target := range floodTargets {
+		r := httptest.NewRequest("GET", target, nil)
+		r.Header.Set("User-Agent", floodUA)
+		ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: "198.51.100.7"})
+		ctx = context.WithValue(ctx, caddyhttp.ServerCtxKey, srv)
+		rs = append(rs, r.WithContext(ctx))
+	}
+	return rs
 }
 
 // discardWriter is a ResponseWriter that keeps only the status and the

@@ -1,17 +1,12 @@
 package caddymodule
 
 import (
-	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 )
 
 // BenchmarkRefusalConns is BenchmarkRefusal's log=repeats case served as
@@ -22,20 +17,8 @@ import (
 // handoff's cost, to subtract.
 func BenchmarkRefusalConns(b *testing.B) {
 	const conns = 64
-	robots := floodRobots(b)
-	const ua = "Mozilla/5.0 (compatible; RogueBot/2.0; +http://rogue.example/bot)"
-	d := caddy.Duration(10 * time.Second)
-	h := &Handler{Robots: robots, Zone: "bench-refusal-conns", Verify: &VerifyConfig{Disabled: true}, Strikes: 1 << 30, Rates: map[string]caddy.Duration{"bot": 0}, LogRepeats: &d}
-	loggedHandler(b, h, zap.InfoLevel)
-	h.decisions.SetLogger(jsonLogger(zapcore.AddSync(io.Discard), zap.InfoLevel))
-	srv := &caddyhttp.Server{}
-	request := func(i int) *http.Request {
-		r := httptest.NewRequest("GET", floodTargets[i%len(floodTargets)], nil)
-		r.Header.Set("User-Agent", ua)
-		ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: "198.51.100.7"})
-		ctx = context.WithValue(ctx, caddyhttp.ServerCtxKey, srv)
-		return r.WithContext(ctx)
-	}
+	h := floodHandler(b, floodRobots(b), "bench-refusal-conns", zap.InfoLevel, 10*time.Second)
+	rs := floodRequests(false)
 	next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil })
 	for _, tc := range []struct {
 		name  string
@@ -56,7 +39,7 @@ func BenchmarkRefusalConns(b *testing.B) {
 			done := make(chan struct{})
 			for i := range conns {
 				go func() {
-					r0 := request(i)
+					r0 := rs[i%len(rs)] // the turns are taken one at a time: no two share it at once
 					w := &discardWriter{h: http.Header{}}
 					for left := range turns[i] {
 						if left <= 0 {

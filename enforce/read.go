@@ -131,9 +131,9 @@ type Reading struct {
 // With Agents nil Read allocates nothing for a classified User-Agent
 // (the classifier caches) and an ordinary target.
 func (rd *Reader) Read(r *http.Request, f *Facts, p *policy.Policy, out *Reading) error {
-	// out is filled in place, field by field: a Reading built on the
-	// stack and copied would take a refusal's stack past what a
-	// connection's goroutine starts with.
+	// out is filled in place, field by field: a Reading literal would be
+	// built in Read's frame and copied, a deeper stack on every request
+	// (examples/bench/README.md, "The refusal's stack").
 	*out = Reading{}
 	req := &out.Request
 	ua := header(r.Header, "User-Agent")

@@ -136,9 +136,9 @@ func New(rd *enforce.Reading, d *enforce.Decision, zone, version string, text []
 }
 
 // Set makes r the record of decision d on the request rd read, in place:
-// a Record returned by value is built on the caller's stack and copied,
-// which takes a refusal's stack past what a connection's goroutine
-// starts with.
+// a Record returned by value is built in a frame of its own and copied, a
+// deeper stack on every request (examples/bench/README.md, "The refusal's
+// stack").
 func (r *Record) Set(rd *enforce.Reading, d *enforce.Decision, zone, version string, text []byte) {
 	req := &rd.Request
 	*r = Record{} // field by field below: a literal would be built on the stack and copied
