@@ -15,7 +15,8 @@ import (
 // evidence/behaviour), tlsprint,
 // tlsprint/quicprint, internal/sfv (the one structured-field scanner) and
 // internal/stacktable (the one reader of the stack tables), internal/conntable
-// (the one fixed table of per-connection facts)
+// (the one fixed table of per-connection facts), internal/benchstage (a
+// measurement build's stops in the handler)
 // use the standard library only, besides each other (quicprint reads its
 // hellos with tlsprint); and dependencies point one way: caddymodule ->
 // {report, review, metrics} -> record -> enforce -> {policy, uaclass,
@@ -45,7 +46,7 @@ func TestArchitecture(t *testing.T) {
 		t.Error("caddymodule does not depend on Caddy: go list's answer is not what this test expects")
 	}
 	// These use the standard library only, and each other.
-	stdOnly := []string{"/policy", "/evidence", "/evidence/behaviour", "/tlsprint", "/tlsprint/quicprint", "/internal/sfv", "/internal/stacktable", "/internal/conntable"}
+	stdOnly := []string{"/policy", "/evidence", "/evidence/behaviour", "/tlsprint", "/tlsprint/quicprint", "/internal/sfv", "/internal/stacktable", "/internal/conntable", "/internal/benchstage"}
 	for _, pkg := range stdOnly {
 		for _, d := range code[mod+pkg].deps {
 			if first, _, _ := strings.Cut(d, "/"); strings.Contains(first, ".") && !slices.Contains(stdOnly, strings.TrimPrefix(d, mod)) {

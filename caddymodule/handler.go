@@ -27,6 +27,7 @@ import (
 
 	"github.com/robotsguard/robotsguard/enforce"
 	"github.com/robotsguard/robotsguard/enforce/redisstore"
+	"github.com/robotsguard/robotsguard/internal/benchstage"
 	"github.com/robotsguard/robotsguard/metrics"
 	"github.com/robotsguard/robotsguard/policy"
 	"github.com/robotsguard/robotsguard/record"
@@ -615,9 +616,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return caddyhttp.Error(http.StatusBadRequest, err)
 	}
 	req := &rd.Request
+	if benchstage.Stop(w, benchstage.Read) { // a measurement build's (no-op here)
+		return nil
+	}
 	d := h.engine.Decide(req, snap.Policy)
+	if benchstage.Stop(w, benchstage.Decide) {
+		return nil
+	}
 	if !d.FeedOnly() { // else recorded once the response is known (serveFeed)
 		h.record(r, vars, &rd, &d, snap)
+	}
+	if benchstage.Stop(w, benchstage.Record) {
+		return nil
 	}
 	if d.Enforced() {
 		if d.Action == enforce.Tarpit {

@@ -23,6 +23,14 @@
 #                                                  # on another build (before-quiet,
 #                                                  # before-logged), e.g. of an
 #                                                  # earlier commit
+#   BENCH_STAGES=1                                 # also run the logged front built
+#                                                  # with -tags robotsguard_stages,
+#                                                  # stopped after reading the request
+#                                                  # (stage-read), after deciding
+#                                                  # (stage-decide), after recording
+#                                                  # (stage-record), and whole
+#                                                  # (stage-none): what each stage of
+#                                                  # a refusal costs (internal/benchstage)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . examples/bench/lib.sh # cputicks, hz, median
@@ -37,6 +45,11 @@ if ! command -v wrk >/dev/null 2>&1; then
 fi
 work=$(mktemp -d)
 go build -o "$work/caddy" ./examples/caddy
+stages=()
+if [ -n "${BENCH_STAGES:-}" ]; then
+	go build -tags robotsguard_stages -o "$work/caddy-stages" ./examples/caddy
+	stages=(read decide record none)
+fi
 
 # The robots.txt: Wikipedia's (not in this repository: it has no licence)
 # where the shared benchmark data is found, else a file of the same shape
@@ -118,6 +131,13 @@ if [ -n "${BENCH_BEFORE:-}" ]; then
 fi
 logged=(logged every)
 [ -n "${BENCH_BEFORE:-}" ] && logged+=(before-logged)
+port=18096
+for stage in "${stages[@]}"; do
+	config "stage-$stage" "$port" "$(declog "$work/stage-$stage.log")" "$(guardBlock '')"
+	configs+=("stage-$stage:$port")
+	[ "$stage" = record ] || [ "$stage" = none ] && logged+=("stage-$stage")
+	port=$((port + 1))
+done
 
 # Caddy and wrk on separate cores where there are two.
 pin_caddy=() pin_wrk=()
@@ -128,9 +148,13 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 for cfg in "${configs[@]}"; do
 	name=${cfg%%:*}
-	bin=$work/caddy
+	bin=$work/caddy stage=
 	[ "${name#before-}" != "$name" ] && bin=$work/caddy-before
-	GOMAXPROCS=${BENCH_CADDY_PROCS:-1} "${pin_caddy[@]}" "$bin" run --config "$work/$name.Caddyfile" --adapter caddyfile >"$work/$name.out" 2>&1 &
+	if [ "${name#stage-}" != "$name" ]; then
+		bin=$work/caddy-stages stage=${name#stage-}
+		[ "$stage" = none ] && stage=
+	fi
+	ROBOTSGUARD_STAGE=$stage GOMAXPROCS=${BENCH_CADDY_PROCS:-1} "${pin_caddy[@]}" "$bin" run --config "$work/$name.Caddyfile" --adapter caddyfile >"$work/$name.out" 2>&1 &
 	pids+=($!)
 	echo "$name $!" >>"$work/pids"
 done
@@ -199,7 +223,7 @@ for cfg in "${configs[@]}"; do
 	cpu=$(awk -v hz="$hz" '{ print 1e6 * $5 / hz / $3 }' "$work/$name.rounds" | median)
 	cpuratio=$(paste "$work/$name.rounds" "$work/bare.rounds" | awk '{ print 100 * ($10 / $8) / ($5 / $3) }' | median)
 	bytes=- per=-
-	if [ -f "$work/$name.log" ]; then
+	if [ -f "$work/$name.warmbytes" ]; then
 		bytes=$(($(wc -c <"$work/$name.log") - $(cat "$work/$name.warmbytes")))
 		per=$(awk -v b="$bytes" -v n="$refused" 'BEGIN { printf "%.2f", b / n }')
 	fi
