@@ -137,9 +137,11 @@ func (t *Refusals) Refuse(hdr http.Header, d *Decision, p *policy.Policy) Refusa
 		vals[2] = t.seconds(max(secs, 1))
 		hdr["Retry-After"] = vals[2:3:3]
 	} else if !d.BlockedUntil.IsZero() {
-		now := time.Now()
+		var now time.Time
 		if d.at != 0 && d.Action != Tarpit { // a tarpit answers after its hold
 			now = time.Unix(0, d.at)
+		} else {
+			now = time.Now()
 		}
 		if secs := int(d.BlockedUntil.Sub(now) / time.Second); secs > 0 {
 			vals[2] = t.seconds(secs)
