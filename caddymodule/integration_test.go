@@ -50,12 +50,16 @@ type site struct {
 	backend     *httptest.Server
 }
 
+// siteRuns numbers the sites newSite makes, for their zones' names.
+var siteRuns atomic.Int64
+
 func newSite(t *testing.T, robots string, backend ...http.Handler) *site {
 	t.Helper()
 	dir := t.TempDir()
-	// Per-client state survives config reloads by design, so each test
-	// keeps its own zone.
-	s := &site{dir: dir, robots: filepath.Join(dir, "robots.txt"), zone: strings.ReplaceAll(t.Name(), "/", "_")}
+	// Per-client state and the review's statistics survive config reloads
+	// by design, so each test keeps its own zone, and so does each run of
+	// it (go test -count=2).
+	s := &site{dir: dir, robots: filepath.Join(dir, "robots.txt"), zone: fmt.Sprintf("%s_%d", strings.ReplaceAll(t.Name(), "/", "_"), siteRuns.Add(1))}
 	if err := os.WriteFile(s.robots, []byte(robots), 0o644); err != nil {
 		t.Fatal(err)
 	}
