@@ -616,7 +616,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return caddyhttp.Error(http.StatusBadRequest, err)
 	}
 	req := &rd.Request
-	if benchstage.Stop(w, benchstage.Read) { // a measurement build's (no-op here)
+	if benchstage.Stop(w, benchstage.Read) { // stops only in a robotsguard_stages build (internal/benchstage)
 		return nil
 	}
 	d := h.engine.Decide(req, snap.Policy)
